@@ -1,0 +1,130 @@
+"""The one error vocabulary, shared by the WebSocket protocol, the REST API and the CLI.
+
+Each code is stable: bots may switch on it. ``ERRORS[code]`` says what it means and what to do;
+docs/protocol.md prints the same table.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    bad_json = "bad_json"
+    binary_frame = "binary_frame"
+    frame_too_large = "frame_too_large"
+    unknown_type = "unknown_type"
+    invalid_message = "invalid_message"
+    hello_required = "hello_required"
+    hello_timeout = "hello_timeout"
+    unsupported_version = "unsupported_version"
+    bad_token = "bad_token"
+    bot_disabled = "bot_disabled"
+    unknown_game = "unknown_game"
+    bad_time_control = "bad_time_control"
+    unknown_bot = "unknown_bot"
+    unknown_challenge = "unknown_challenge"
+    unknown_match = "unknown_match"
+    not_in_match = "not_in_match"
+    not_your_turn = "not_your_turn"
+    stale_ply = "stale_ply"
+    invalid_move = "invalid_move"
+    illegal_move = "illegal_move"
+    rate_limited = "rate_limited"
+    replaced = "replaced"
+    unauthorized = "unauthorized"
+    not_found = "not_found"
+    internal_error = "internal_error"
+
+
+#: code -> (meaning, what to do)
+ERRORS: dict[ErrorCode, tuple[str, str]] = {
+    ErrorCode.bad_json: ("The frame is not valid JSON.", "Send one JSON object per text frame."),
+    ErrorCode.binary_frame: ("A binary frame was sent.", "Send JSON as text frames only."),
+    ErrorCode.frame_too_large: (
+        "The frame exceeds 64 KiB.",
+        "Keep messages small; a move's info must fit well under 64 KiB.",
+    ),
+    ErrorCode.unknown_type: (
+        "The 'type' field names no client message.",
+        "Use one of the client message types in docs/protocol.md.",
+    ),
+    ErrorCode.invalid_message: (
+        "A field is missing, has the wrong type, or is not allowed.",
+        "Fix the message as the error text says; the schema is protocol/schema.json.",
+    ),
+    ErrorCode.hello_required: (
+        "A message other than 'hello' came before the handshake.",
+        "Send 'hello' with your token first.",
+    ),
+    ErrorCode.hello_timeout: (
+        "No 'hello' within 10 seconds of connecting.",
+        "Send 'hello' as soon as the connection opens.",
+    ),
+    ErrorCode.unsupported_version: (
+        "The protocol version in 'hello' is not spoken by this server.",
+        "Send the version printed in the error message, and update your client.",
+    ),
+    ErrorCode.bad_token: (
+        "The token is missing or matches no bot.",
+        "Use the token printed by 'arena bots create' (ask your instructor for a new one).",
+    ),
+    ErrorCode.bot_disabled: (
+        "This bot has been disabled by an administrator.",
+        "Ask your instructor to enable it again.",
+    ),
+    ErrorCode.unknown_game: (
+        "No game has that name.",
+        "Use a name from GET /api/games (e.g. connect_four).",
+    ),
+    ErrorCode.bad_time_control: (
+        "The time control is outside what the server allows.",
+        "Use the defaults (omit time_control) or values within the documented limits.",
+    ),
+    ErrorCode.unknown_bot: (
+        "No enabled bot has that name.",
+        "Check the opponent's name in GET /api/bots or the leaderboard.",
+    ),
+    ErrorCode.unknown_challenge: (
+        "No pending challenge has that id for this bot.",
+        "Answer only challenges you received; they expire when the challenger leaves.",
+    ),
+    ErrorCode.unknown_match: ("No running match has that id.", "Use the match_id from match_start."),
+    ErrorCode.not_in_match: (
+        "This bot holds no seat in that match.",
+        "Send moves only for matches you were started in.",
+    ),
+    ErrorCode.not_your_turn: (
+        "It is not this bot's turn in that match.",
+        "Wait for a 'turn' message before moving.",
+    ),
+    ErrorCode.stale_ply: (
+        "The move's ply is not the ply of the current turn.",
+        "Echo the ply from the latest 'turn' message.",
+    ),
+    ErrorCode.invalid_move: (
+        "The move text does not parse in this game's notation.",
+        "Send one of the strings in the turn's legal_moves.",
+    ),
+    ErrorCode.illegal_move: (
+        "The move parses but is not legal in this position.",
+        "Send one of the strings in the turn's legal_moves.",
+    ),
+    ErrorCode.rate_limited: (
+        "Too many messages in a short time.",
+        "Send at most one move per turn and keep other traffic low.",
+    ),
+    ErrorCode.replaced: (
+        "Another connection logged in with the same token.",
+        "Run one process per bot; this connection is closed.",
+    ),
+    ErrorCode.unauthorized: (
+        "The request needs an admin token (Authorization: Bearer ...).",
+        "Use the admin token printed on the server's first start or set in ARENA_ADMIN_TOKEN.",
+    ),
+    ErrorCode.not_found: ("Nothing exists at that address or id.", "Check the id or the path."),
+    ErrorCode.internal_error: (
+        "The server failed unexpectedly; nothing was changed.",
+        "Retry; if it persists, report it with the time and the message you sent.",
+    ),
+}

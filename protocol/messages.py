@@ -1,0 +1,273 @@
+"""Every WebSocket message, as pydantic models: one discriminated union per direction.
+
+A frame is one JSON object whose ``type`` field names the message. Times on the wire are integer
+milliseconds. docs/protocol.md explains each message with an annotated transcript; the JSON
+Schema generated from these models is committed as protocol/schema.json.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+#: Bumped on any incompatible change; sent in ``hello`` and ``welcome``.
+PROTOCOL_VERSION = 1
+#: Frames larger than this are refused with ``frame_too_large``.
+MAX_FRAME_BYTES = 64 * 1024
+
+
+class _Message(BaseModel):
+    # Unknown fields are refused so that a typo in a bot is reported rather than ignored.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- shared pieces ----------------------------------------------------------------------------
+
+
+class TimeControl(_Message):
+    """Per-move limit plus an overage bank, as in Kaggle environments.
+
+    A move may take up to ``move_ms``; time beyond that is drawn from the bank, which never
+    refills. When both are spent the bot has timed out.
+    """
+
+    move_ms: int = Field(gt=0, le=600_000, description="time allowed for each move")
+    bank_ms: int = Field(default=0, ge=0, le=3_600_000, description="overage bank for the match")
+
+
+class Policy(StrEnum):
+    """What the referee does when a bot times out or plays an illegal move."""
+
+    forfeit = "forfeit"
+    random_move = "random_move"
+
+
+class Termination(StrEnum):
+    normal = "normal"
+    timeout = "timeout"
+    illegal_move = "illegal_move"
+    disconnect = "disconnect"
+    resign = "resign"
+    move_limit = "move_limit"
+    aborted = "aborted"
+
+
+class MoveInfo(_Message):
+    """Optional search details a bot may attach to a move; kept in the match record."""
+
+    depth: int | None = Field(default=None, ge=0)
+    score: float | None = None
+    nodes: int | None = Field(default=None, ge=0)
+    pv: list[str] = Field(default_factory=list, max_length=64)
+    comment: str = Field(default="", max_length=280)
+
+
+class SeatInfo(_Message):
+    seat: int
+    bot: str
+
+
+class PlayedMove(_Message):
+    """One event since the bot's last turn: a seat's move, or a chance outcome (``seat`` null)."""
+
+    ply: int
+    seat: int | None = Field(description="seat that moved, or null for a chance event (dice)")
+    move: str
+
+
+# --- client -> server -------------------------------------------------------------------------
+
+
+class Hello(_Message):
+    type: Literal["hello"] = "hello"
+    protocol: int
+    token: str = Field(max_length=200)
+    client: str = Field(default="", max_length=100)
+
+
+class JoinLobby(_Message):
+    type: Literal["join"] = "join"
+    game: str
+    time_control: TimeControl | None = None
+    policy: Policy = Policy.forfeit
+
+
+class LeaveLobby(_Message):
+    type: Literal["leave"] = "leave"
+    game: str | None = Field(default=None, description="null: leave every queue")
+
+
+class Challenge(_Message):
+    type: Literal["challenge"] = "challenge"
+    game: str
+    opponents: list[str] = Field(min_length=1, max_length=2)
+    time_control: TimeControl | None = None
+    policy: Policy = Policy.forfeit
+
+
+class AcceptChallenge(_Message):
+    type: Literal["accept"] = "accept"
+    challenge_id: str
+
+
+class DeclineChallenge(_Message):
+    type: Literal["decline"] = "decline"
+    challenge_id: str
+
+
+class MakeMove(_Message):
+    type: Literal["move"] = "move"
+    match_id: str
+    ply: int = Field(ge=0)
+    move: str = Field(max_length=200)
+    info: MoveInfo | None = None
+
+
+class Resign(_Message):
+    type: Literal["resign"] = "resign"
+    match_id: str
+
+
+class Ping(_Message):
+    type: Literal["ping"] = "ping"
+    id: int = 0
+
+
+class Pong(_Message):
+    type: Literal["pong"] = "pong"
+    id: int = 0
+
+
+ClientMessage = Annotated[
+    Hello
+    | JoinLobby
+    | LeaveLobby
+    | Challenge
+    | AcceptChallenge
+    | DeclineChallenge
+    | MakeMove
+    | Resign
+    | Ping
+    | Pong,
+    Field(discriminator="type"),
+]
+
+
+# --- server -> client -------------------------------------------------------------------------
+
+
+class Welcome(_Message):
+    type: Literal["welcome"] = "welcome"
+    protocol: int
+    bot: str
+    server: str
+    heartbeat_ms: int
+    matches: list[str] = Field(description="matches of this bot still running (resynced next)")
+
+
+class LobbyJoined(_Message):
+    type: Literal["joined"] = "joined"
+    game: str
+    time_control: TimeControl
+    policy: Policy
+    waiting: int = Field(description="bots in this queue, this one included")
+
+
+class LobbyLeft(_Message):
+    type: Literal["left"] = "left"
+    game: str | None
+
+
+class ChallengeReceived(_Message):
+    type: Literal["challenge_received"] = "challenge_received"
+    challenge_id: str
+    challenger: str
+    game: str
+    opponents: list[str]
+    time_control: TimeControl
+    policy: Policy
+
+
+class ChallengeSent(_Message):
+    type: Literal["challenge_sent"] = "challenge_sent"
+    challenge_id: str
+
+
+class ChallengeDeclined(_Message):
+    type: Literal["challenge_declined"] = "challenge_declined"
+    challenge_id: str
+    by: str
+
+
+class MatchStart(_Message):
+    type: Literal["match_start"] = "match_start"
+    match_id: str
+    game: str
+    seats: list[SeatInfo]
+    your_seat: int
+    time_control: TimeControl
+    policy: Policy
+    position: dict[str, Any] = Field(description="initial position in the game's JSON form")
+
+
+class Turn(_Message):
+    type: Literal["turn"] = "turn"
+    match_id: str
+    ply: int
+    position: dict[str, Any]
+    legal_moves: list[str]
+    since_last: list[PlayedMove] = Field(description="moves and dice since your last turn")
+    clocks_ms: list[int] = Field(description="every seat's remaining bank, ms, by seat")
+    move_ms: int = Field(description="the per-move limit for this move")
+    deadline_ms: int = Field(description="ms you have for this move: move limit plus bank")
+
+
+class ForcedMove(_Message):
+    """Under the random_move policy the referee moved for the bot; the reason is given."""
+
+    type: Literal["forced_move"] = "forced_move"
+    match_id: str
+    ply: int
+    move: str
+    reason: Literal["timeout", "illegal_move"]
+
+
+class MatchEnd(_Message):
+    type: Literal["match_end"] = "match_end"
+    match_id: str
+    payoffs: list[float]
+    termination: Termination
+    at_fault: int | None = Field(description="seat whose fault ended the match, if any")
+    position: dict[str, Any]
+    plies: int
+
+
+class ErrorMessage(_Message):
+    type: Literal["error"] = "error"
+    code: str = Field(description="stable code from the table in docs/protocol.md")
+    message: str
+    fatal: bool = Field(description="true: the server closes the connection after this")
+    match_id: str | None = None
+
+
+ServerMessage = Annotated[
+    Welcome
+    | LobbyJoined
+    | LobbyLeft
+    | ChallengeReceived
+    | ChallengeSent
+    | ChallengeDeclined
+    | MatchStart
+    | Turn
+    | ForcedMove
+    | MatchEnd
+    | ErrorMessage
+    | Ping
+    | Pong,
+    Field(discriminator="type"),
+]
+
+client_message_adapter: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+server_message_adapter: TypeAdapter[ServerMessage] = TypeAdapter(ServerMessage)
