@@ -54,6 +54,11 @@ class Agent(ABC):
     def __init__(self, game: games.Game, **options: Any) -> None:
         self.game = game
 
+    @classmethod
+    def refusal(cls, game: games.Game) -> str | None:
+        """Why this agent does not apply to ``game`` (None when it does)."""
+        return None
+
     @abstractmethod
     def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
         """The move to play in ``state`` (not terminal, not a chance node), found within
