@@ -37,13 +37,14 @@ SERVER_MESSAGES = _union_members(messages.ServerMessage)
 def build_schema() -> dict[str, Any]:
     """The whole schema document as a dict (deterministic: same models, same document)."""
     # Generating both unions in one call shares the $defs (Ping/Pong appear in both directions).
-    keyed = [
-        (TypeAdapter(messages.ClientMessage), "validation"),
-        (TypeAdapter(messages.ServerMessage), "validation"),
+    adapters: list[TypeAdapter[Any]] = [
+        messages.client_message_adapter,
+        messages.server_message_adapter,
     ]
     generator = GenerateJsonSchema(ref_template="#/$defs/{model}")
-    inputs = [(i, mode, adapter.core_schema) for i, (adapter, mode) in enumerate(keyed)]
-    refs, defs = generator.generate_definitions(inputs)  # type: ignore[arg-type]
+    inputs = [(i, "validation", adapter.core_schema) for i, adapter in enumerate(adapters)]
+    refs, raw_defs = generator.generate_definitions(inputs)  # type: ignore[arg-type]
+    defs: dict[str, dict[str, Any]] = {str(name): body for name, body in raw_defs.items()}
     # ``type`` has a default in the models (so Python code can omit it) but the discriminated
     # union needs it on the wire; say so, so that validators in other languages agree with us.
     for model in (*CLIENT_MESSAGES, *SERVER_MESSAGES):

@@ -1,0 +1,25 @@
+"""Storage: the async database handle and the ORM models."""
+
+from server.db.database import Database
+from server.db.models import (
+    AdminToken,
+    Base,
+    Bot,
+    ChanceEvent,
+    Match,
+    MoveRecord,
+    Result,
+    Seat,
+)
+
+__all__ = [
+    "AdminToken",
+    "Base",
+    "Bot",
+    "ChanceEvent",
+    "Database",
+    "Match",
+    "MoveRecord",
+    "Result",
+    "Seat",
+]

@@ -1,0 +1,87 @@
+"""The database handle: engine, unit-of-work sessions and programmatic Alembic migrations.
+
+Everything SQLite-specific lives here. SQLite allows one writer at a time; WAL lets readers run
+alongside it, a busy timeout makes a second writer wait instead of failing, and the repositories
+keep every transaction short (one move = one small transaction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+_SERVER_DIR = Path(__file__).resolve().parent.parent
+#: How long a writer waits for SQLite's write lock before failing.
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        # NORMAL is durable in WAL mode except for the last commits on power loss, and avoids an
+        # fsync per move.
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    finally:
+        cursor.close()
+
+
+def alembic_config() -> Config:
+    """The Alembic configuration shipped inside the package (server/alembic.ini)."""
+    cfg = Config(str(_SERVER_DIR / "alembic.ini"))
+    cfg.set_main_option("script_location", str(_SERVER_DIR / "migrations"))
+    return cfg
+
+
+def _upgrade(connection: Connection, revision: str) -> None:
+    cfg = alembic_config()
+    cfg.attributes["connection"] = connection
+    command.upgrade(cfg, revision)
+
+
+class Database:
+    """One engine plus a session factory. ``session()`` is the unit of work."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        parsed = make_url(url)
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        options: dict[str, Any] = {}
+        if self.is_sqlite:
+            # The driver's own lock wait is a second line behind busy_timeout.
+            options["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        self.engine: AsyncEngine = create_async_engine(url, **options)
+        if self.is_sqlite:
+            event.listen(self.engine.sync_engine, "connect", _sqlite_on_connect)
+        self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    async def migrate(self, revision: str = "head") -> None:
+        """Bring the schema up to ``revision`` (Alembic upgrade), on this engine's connection."""
+        async with self.engine.begin() as conn:
+            await conn.run_sync(_upgrade, revision)
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """A session that commits when the block ends normally and rolls back on error."""
+        async with self._sessions() as session:
+            try:
+                yield session
+                await session.commit()
+            except BaseException:
+                await session.rollback()
+                raise
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()

@@ -1,0 +1,143 @@
+"""Typed ORM models: bots, matches, seats, moves, chance events and results.
+
+Relationships use ``lazy="raise"``: an accidental lazy load (which would do hidden I/O in async
+code) fails loudly; repositories load what they need with explicit ``selectinload``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Index, MetaData, String
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# Named constraints keep Alembic migrations deterministic across databases.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {dict[str, Any]: JSON}
+
+
+class AdminToken(Base):
+    """The admin bearer token, stored as a sha256 hash only."""
+
+    __tablename__ = "admin_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Bot(Base):
+    __tablename__ = "bots"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    #: sha256 hex of the token; the token itself is shown once and never stored.
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    enabled: Mapped[bool] = mapped_column(default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    seats: Mapped[list[Seat]] = relationship(back_populates="bot", lazy="raise")
+
+
+class Match(Base):
+    __tablename__ = "matches"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    game: Mapped[str] = mapped_column(String(32), index=True)
+    #: running | finished | aborted
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    move_ms: Mapped[int]
+    bank_ms: Mapped[int]
+    policy: Mapped[str] = mapped_column(String(16))
+    #: Decimal text: a 64-bit unsigned seed does not fit SQL's signed BIGINT.
+    seed: Mapped[str] = mapped_column(String(24))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+    seats: Mapped[list[Seat]] = relationship(
+        back_populates="match", lazy="raise", order_by="Seat.seat", cascade="all, delete-orphan"
+    )
+    moves: Mapped[list[MoveRecord]] = relationship(
+        lazy="raise", order_by="MoveRecord.ply", cascade="all, delete-orphan"
+    )
+    chance_events: Mapped[list[ChanceEvent]] = relationship(
+        lazy="raise", order_by="ChanceEvent.ply", cascade="all, delete-orphan"
+    )
+    result: Mapped[Result | None] = relationship(
+        lazy="raise", cascade="all, delete-orphan", uselist=False
+    )
+
+
+class Seat(Base):
+    __tablename__ = "seats"
+    __table_args__ = (Index("ix_seats_bot_id", "bot_id"),)
+
+    match_id: Mapped[str] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    seat: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    #: Filled when the match finishes (null for a match aborted by a crash).
+    payoff: Mapped[float | None]
+
+    match: Mapped[Match] = relationship(back_populates="seats", lazy="raise")
+    bot: Mapped[Bot] = relationship(back_populates="seats", lazy="raise")
+
+
+class MoveRecord(Base):
+    """One move by a seat, written as it is played."""
+
+    __tablename__ = "moves"
+
+    match_id: Mapped[str] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    ply: Mapped[int] = mapped_column(primary_key=True)
+    seat: Mapped[int]
+    move: Mapped[str] = mapped_column(String(200))
+    think_ms: Mapped[int | None]
+    info: Mapped[dict[str, Any] | None]
+    #: "timeout" or "illegal_move" when the referee moved for the bot (random_move policy).
+    forced: Mapped[str | None] = mapped_column(String(16))
+    played_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ChanceEvent(Base):
+    """A chance outcome (dice) rolled by the referee."""
+
+    __tablename__ = "chance_events"
+
+    match_id: Mapped[str] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    ply: Mapped[int] = mapped_column(primary_key=True)
+    outcome: Mapped[str] = mapped_column(String(64))
+    played_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Result(Base):
+    """How a match ended; one row per finished or aborted match."""
+
+    __tablename__ = "results"
+
+    match_id: Mapped[str] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    termination: Mapped[str] = mapped_column(String(16))
+    at_fault: Mapped[int | None]
+    final_position: Mapped[dict[str, Any] | None]
+    finished_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -1,0 +1,90 @@
+"""Which connection speaks for which bot, and the error type the referee raises to a session.
+
+The referee never imports the WebSocket layer: a session registers itself as a ``BotConnection``
+(anything with these few attributes), and the referee sends through it. One live connection per
+bot: a second login with the same token replaces the first, which gets ``replaced`` and is closed.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from protocol.errors import ErrorCode
+from protocol.messages import ErrorMessage, ServerMessage
+
+
+class RefereeError(Exception):
+    """A request the referee refuses; the session reports it as a non-fatal ``error`` frame."""
+
+    def __init__(self, code: ErrorCode, message: str, match_id: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.match_id = match_id
+
+    def to_message(self, *, fatal: bool = False) -> ErrorMessage:
+        return ErrorMessage(
+            code=self.code, message=self.message, fatal=fatal, match_id=self.match_id
+        )
+
+
+class BotConnection(Protocol):
+    """What the referee needs from a logged-in connection (implemented by server.ws.session)."""
+
+    bot_id: int
+    bot_name: str
+
+    def send(self, message: ServerMessage) -> None:
+        """Queue a message; never blocks (a slow client must not stall a match)."""
+
+    def rtt_ms(self) -> float | None:
+        """The latest measured ping round trip, or None before the first pong."""
+
+    def close_with(self, error: ErrorMessage) -> None:
+        """Send a fatal error, then close the connection."""
+
+
+class ConnectionRegistry:
+    """bot id -> its one live connection."""
+
+    def __init__(self) -> None:
+        self._by_bot: dict[int, BotConnection] = {}
+
+    def register(self, conn: BotConnection) -> BotConnection | None:
+        """Make ``conn`` the bot's connection; returns the one it replaced, if any."""
+        old = self._by_bot.get(conn.bot_id)
+        self._by_bot[conn.bot_id] = conn
+        return old if old is not conn else None
+
+    def unregister(self, conn: BotConnection) -> bool:
+        """Forget ``conn`` unless it was already replaced; True if it was the live one."""
+        if self._by_bot.get(conn.bot_id) is conn:
+            del self._by_bot[conn.bot_id]
+            return True
+        return False
+
+    def get(self, bot_id: int) -> BotConnection | None:
+        return self._by_bot.get(bot_id)
+
+    def is_live(self, conn: BotConnection) -> bool:
+        return self._by_bot.get(conn.bot_id) is conn
+
+    def by_name(self, name: str) -> BotConnection | None:
+        for conn in self._by_bot.values():
+            if conn.bot_name == name:
+                return conn
+        return None
+
+    def send(self, bot_id: int, message: ServerMessage) -> bool:
+        """Send to the bot if it is connected; False (message dropped) otherwise.
+
+        Dropping is safe: a bot that reconnects is resynced from the match state.
+        """
+        conn = self._by_bot.get(bot_id)
+        if conn is None:
+            return False
+        conn.send(message)
+        return True
+
+    def __len__(self) -> int:
+        return len(self._by_bot)

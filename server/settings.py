@@ -1,0 +1,53 @@
+"""Server settings: one dataclass, filled from the environment by ``Settings.from_env()``.
+
+Environment variables (all optional): ``ARENA_DB_URL``, ``ARENA_ADMIN_TOKEN``, ``ARENA_HOST``,
+``ARENA_PORT``, ``ARENA_HELLO_TIMEOUT_S``, ``ARENA_HEARTBEAT_S``, ``ARENA_MAX_LATENCY_GRACE_MS``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from typing import Any
+
+DEFAULT_DB_URL = "sqlite+aiosqlite:///arena.db"
+
+
+@dataclass
+class Settings:
+    #: SQLAlchemy async URL; the default is the file arena.db in the working directory.
+    db_url: str = DEFAULT_DB_URL
+    #: Admin bearer token for the REST bot endpoints. None: reuse the one stored in the database,
+    #: or generate one on first start and print it once.
+    admin_token: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    #: A connection that sends no ``hello`` within this time is closed with ``hello_timeout``.
+    hello_timeout_s: float = 10.0
+    #: Server pings every this many seconds; round trips feed the latency grace.
+    heartbeat_s: float = 15.0
+    #: Cap of the latency grace added to a bot's move time.
+    max_latency_grace_ms: int = 200
+    #: Print a generated admin token on first start (the CLI keeps this on; tests may turn it off).
+    print_admin_token: bool = True
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from ``ARENA_*`` environment variables; keyword overrides win."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(f"ARENA_{f.name.upper()}")
+            if raw is None or raw == "":
+                continue
+            default = f.default
+            if isinstance(default, bool):
+                values[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
+            elif isinstance(default, int):
+                values[f.name] = int(raw)
+            elif isinstance(default, float):
+                values[f.name] = float(raw)
+            else:
+                values[f.name] = raw
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)

@@ -1,0 +1,48 @@
+"""protocol/schema.json is generated from protocol/messages.py and must not drift from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from protocol import messages, schema
+
+
+def test_committed_schema_matches_the_models() -> None:
+    committed = schema.SCHEMA_PATH.read_text(encoding="utf-8")
+    assert committed == schema.render(), (
+        "protocol/schema.json is stale: run `python -m protocol.schema` and commit it"
+    )
+
+
+def test_check_flag_detects_drift(tmp_path: Path) -> None:
+    stale = tmp_path / "schema.json"
+    stale.write_text(schema.render().replace('"hello"', '"helo"', 1), encoding="utf-8")
+    assert schema.main(["--check", "--path", str(stale)]) == 1
+    assert schema.main(["--path", str(stale)]) == 0  # regenerates
+    assert schema.main(["--check", "--path", str(stale)]) == 0
+
+
+def test_module_runs_as_a_command() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "protocol.schema", "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_message_type_is_in_its_direction() -> None:
+    doc = json.loads(schema.render())
+    client_types = set(doc["client_to_server"]["discriminator"]["mapping"])
+    server_types = set(doc["server_to_client"]["discriminator"]["mapping"])
+    assert client_types == {m.model_fields["type"].default for m in schema.CLIENT_MESSAGES}
+    assert server_types == {m.model_fields["type"].default for m in schema.SERVER_MESSAGES}
+    assert {"hello", "join", "move", "resign", "ping", "pong"} <= client_types
+    assert {"welcome", "match_start", "turn", "match_end", "error"} <= server_types
+    assert doc["protocol_version"] == messages.PROTOCOL_VERSION
+    for model in (*schema.CLIENT_MESSAGES, *schema.SERVER_MESSAGES):
+        definition = doc["$defs"][model.__name__]
+        # Other languages' validators must see what pydantic enforces: a required tag, no extras.
+        assert definition["required"][0] == "type"
+        assert definition["additionalProperties"] is False
