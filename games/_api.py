@@ -80,8 +80,9 @@ class State(ABC):
 class Game(ABC):
     """The rules of one game: a factory of initial states plus notation and wire forms."""
 
-    name: ClassVar[str]
-    num_players: ClassVar[int]
+    # Plain attributes (set at class level by the registered games, per instance by games.tree).
+    name: str
+    num_players: int
     has_chance: ClassVar[bool] = False
     #: One line for listings (`arena games`, ``GET /api/games``).
     summary: ClassVar[str] = ""

@@ -125,7 +125,7 @@ class TicTacToe(Game):
         return _POSITIONS[(0, 0)]
 
     def format_move(self, state: State, move: Move) -> str:
-        return CELL_NAMES[move]  # type: ignore[index]
+        return CELL_NAMES[move]  # type: ignore[call-overload]
 
     def parse_move(self, state: State, text: str) -> int:
         cell = _CELL_BY_NAME.get(text.strip().lower())
@@ -150,7 +150,9 @@ class TicTacToe(Game):
             or len(rows) != 3
             or not all(isinstance(r, str) and len(r) == 3 for r in rows)
         ):
-            raise ValueError('tic-tac-toe JSON needs "board": three strings of three of "X", "O", "."')
+            raise ValueError(
+                'tic-tac-toe JSON needs "board": three strings of three of "X", "O", "."'
+            )
         x = o = 0
         for i, ch in enumerate("".join(rows)):
             if ch == "X":
@@ -163,7 +165,9 @@ class TicTacToe(Game):
         if state is None:
             raise ValueError("tic-tac-toe board is not reachable from the empty board")
         if "player" in data and data["player"] != state.player:
-            raise ValueError(f"tic-tac-toe board has seat {state.player} to move, not {data['player']}")
+            raise ValueError(
+                f"tic-tac-toe board has seat {state.player} to move, not {data['player']}"
+            )
         return state
 
     def render(self, state: State) -> str:

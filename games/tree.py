@@ -1,4 +1,4 @@
-"""A game given as an explicit tree: the worked examples of the lecture notes, playable by any agent.
+"""A game given as an explicit tree: the worked examples of the notes, playable by any agent.
 
 Not registered in ``games.names()``: it is built from data, for tests and for students who want to
 trace a search by hand. A node is one of
@@ -63,7 +63,7 @@ class TreeState(State):
     def result(self, move: Move) -> TreeState:
         if move not in self.actions():
             raise ValueError(f"move {move!r} is not legal at node {self.path}")
-        return TreeState(self._game, (*self.path, move))  # type: ignore[arg-type]
+        return TreeState(self._game, (*self.path, move))
 
     def is_terminal(self) -> bool:
         return not isinstance(self._node, dict)
@@ -82,7 +82,9 @@ class TreeState(State):
         return [(i, float(p)) for i, (p, _) in enumerate(self._node["chance"])]
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TreeState) and other._game is self._game and other.path == self.path
+        return (
+            isinstance(other, TreeState) and other._game is self._game and other.path == self.path
+        )
 
     def __hash__(self) -> int:
         return hash(self.path)
@@ -100,12 +102,8 @@ class TreeGame(Game):
 
     def __init__(self, tree: Any, num_players: int = 2) -> None:
         self.tree = tree
-        self._num_players = num_players
+        self.num_players = num_players
         self.leaf_visits: list[Path] = []
-
-    @property  # type: ignore[override]
-    def num_players(self) -> int:
-        return self._num_players
 
     @staticmethod
     def _children(node: Any) -> list[Any]:
@@ -118,15 +116,15 @@ class TreeGame(Game):
     def initial_state(self) -> TreeState:
         return TreeState(self, ())
 
-    def label(self, state: TreeState, move: int) -> str:
-        child = self._children(state._node)[move]
+    def label(self, state: TreeState, move: Move) -> str:
+        child = self._children(state._node)[move]  # type: ignore[call-overload]
         if isinstance(child, dict) and "label" in child:
             return str(child["label"])
         return str(move)
 
     def format_move(self, state: State, move: Move) -> str:
         assert isinstance(state, TreeState)
-        return self.label(state, move)  # type: ignore[arg-type]
+        return self.label(state, move)
 
     def parse_move(self, state: State, text: str) -> int:
         assert isinstance(state, TreeState)
@@ -134,7 +132,9 @@ class TreeGame(Game):
             if self.label(state, move) == text.strip():
                 return move
         if not text.strip().isdigit():
-            raise InvalidMoveError(f"cannot parse tree move {text!r}: expected a child label or index")
+            raise InvalidMoveError(
+                f"cannot parse tree move {text!r}: expected a child label or index"
+            )
         raise IllegalMoveError(illegal_move_message(self, state, text))
 
     def state_to_json(self, state: State) -> dict[str, Any]:

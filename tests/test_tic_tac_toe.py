@@ -56,7 +56,7 @@ def test_notation_and_errors() -> None:
     s = s.result(GAME.parse_move(s, "B2"))
     with pytest.raises(IllegalMoveError, match="legal moves are a3"):
         GAME.parse_move(s, "b2")
-    with pytest.raises(InvalidMoveError, match="a1..c3"):
+    with pytest.raises(InvalidMoveError, match=r"a1\.\.c3"):
         GAME.parse_move(s, "d4")
     with pytest.raises(ValueError):
         s.result(4)
@@ -72,7 +72,7 @@ def test_win_and_json() -> None:
     assert GAME.state_from_json(data) is s
     with pytest.raises(ValueError, match="reachable"):
         GAME.state_from_json({"board": ["XXX", "XXX", "..."]})
-    with pytest.raises(ValueError, match="expected X, O or ."):
+    with pytest.raises(ValueError, match=r"expected X, O or \."):
         GAME.state_from_json({"board": ["XX?", "...", "..."]})
 
 
