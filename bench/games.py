@@ -4,7 +4,9 @@
 
 Both sides drive the same loop from Python: ours calls the pure-Python rules in `games`, the peer
 calls OpenSpiel's C++ games through pyspiel (`pip install -e '.[bench]'`). Each figure is the
-median of --runs timed runs; runs alternate between the two sides so machine noise hits both.
+median of --runs timed runs; runs alternate between the two sides so machine noise hits both,
+and time is the process's CPU time (time.process_time) so other jobs on a loaded machine do not
+count against either side.
 """
 
 from __future__ import annotations
@@ -62,11 +64,11 @@ def rate(playout: Callable[[random.Random], int], seconds: float, seed: int) -> 
     """(playouts per second, plies per playout) over about ``seconds``."""
     rng = random.Random(seed)
     n = plies = 0
-    start = time.perf_counter()
+    start = time.process_time()
     while True:
         plies += playout(rng)
         n += 1
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
         if elapsed >= seconds:
             return n / elapsed, plies / n
 
@@ -104,14 +106,14 @@ def peer_sample_states(game: Any, count: int, seed: int) -> list[Any]:
 
 def step_us(states: list[Any], ours: bool) -> float:
     """Microseconds per actions() + result() of the first legal move (a new state each time)."""
-    start = time.perf_counter()
+    start = time.process_time()
     if ours:
         for s in states:
             s.result(s.actions()[0])
     else:
         for s in states:
             s.child(s.legal_actions()[0])
-    return (time.perf_counter() - start) / len(states) * 1e6
+    return (time.process_time() - start) / len(states) * 1e6
 
 
 def main() -> None:

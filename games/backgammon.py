@@ -347,7 +347,7 @@ def _plays_double(me: Board, opr: Board, d: int, home: int) -> list[Play]:
             av[p1] += 1
             av[q1] -= 1
     else:
-        _extend_double(av, cand, 0, steps, prefix, row, d, plays)
+        _extend_double(av, cand, incand, 0, steps, prefix, row, d, plays)
     if plays:
         return plays
     # Not all steps can be played (rare): plain search for the longest plays.
@@ -357,6 +357,7 @@ def _plays_double(me: Board, opr: Board, d: int, home: int) -> list[Play]:
 def _extend_double(
     av: list[int],
     cand: list[int],
+    incand: list[bool],
     i: int,
     left: int,
     done: Play,
@@ -368,12 +369,22 @@ def _extend_double(
     if left == 1:
         out += [(*done, row[p]) for p in cand[i:] if av[p]]
         return
+    if left == 2:
+        # As in the four-step loops: the last two steps at once.
+        live = [p for p in cand[i:] if av[p]]
+        lm = [row[p] for p in live]
+        for x, p in enumerate(live):
+            s = lm[x]
+            out += [(*done, s, s4) for s4 in lm[x if av[p] > 1 else x + 1 :]]
+            if incand[p - d] and not av[p - d]:
+                out.append((*done, s, row[p - d]))
+        return
     for j in range(i, len(cand)):
         p = cand[j]
         if av[p]:
             av[p] -= 1
             av[p - d] += 1
-            _extend_double(av, cand, j, left - 1, (*done, row[p]), row, d, out)
+            _extend_double(av, cand, incand, j, left - 1, (*done, row[p]), row, d, out)
             av[p] += 1
             av[p - d] -= 1
 
@@ -399,20 +410,21 @@ class BackgammonState(State):
     player: int
     dice: Roll | None
     opening: bool
-    _actions: list[Any] | None  # plays, or rolls at a chance node
+    _actions: tuple[Any, ...] | None  # plays, or rolls at a chance node
     _returns: tuple[float, float] | None
 
-    def actions(self) -> list[Any]:
+    def actions(self) -> tuple[Any, ...]:
         acts = self._actions
         if acts is None:
             if self._returns is not None:
-                acts = []
+                acts = ()
             elif self.player == CHANCE:
-                acts = list(OPENING_ROLLS if self.opening else ROLLS)
+                acts = OPENING_ROLLS if self.opening else ROLLS
             else:
                 dice = self.dice
                 assert dice is not None
-                acts = _plays(self.me, self.op[::-1], dice[0], dice[1])
+                # A tuple, so that a caller can never reorder the cached list.
+                acts = tuple(_plays(self.me, self.op[::-1], dice[0], dice[1]))
             self._actions = acts
         return acts
 
@@ -742,7 +754,7 @@ class Backgammon(Game):
         hops = _parse_segments(text)
         legal = state.actions()
         if hops is None:
-            if legal == [PASS]:
+            if legal == (PASS,):
                 return PASS
             raise IllegalMoveError(illegal_move_message(self, state, text))
         me, op = state.me, state.op
