@@ -13,9 +13,10 @@ in a row never happen. The side with more discs wins: payoffs +1 / -1, 0 for equ
 For evaluation functions a state exposes read-only bitboards (bit ``i`` = square ``i``):
 ``own`` and ``opp`` (discs of the side to move and of the other side), ``black``, ``white`` and
 ``moves`` (the legal squares of the side to move), plus ``player``; ``moves`` and ``player`` are
-slots, the others cheap properties. The mobility of any side is
-``legal_moves_bitboard(own, opp)``; ``int.bit_count()`` counts discs or moves, and ``CORNERS``,
-``X_SQUARES`` and ``C_SQUARES`` are the usual masks::
+slots, the others cheap properties. ``opp_moves`` is the other side's mobility (computed on each
+use, faster than ``legal_moves_bitboard(opp, own)``, which takes any two bitboards).
+``int.bit_count()`` counts discs or moves; ``CORNERS``, ``X_SQUARES`` and ``C_SQUARES`` are the
+usual masks::
 
     >>> import games
     >>> g = games.get("othello")
@@ -29,17 +30,18 @@ slots, the others cheap properties. The mobility of any side is
     ['c3', 'e3', 'c5']
     >>> s2.moves == legal_moves_bitboard(s2.own, s2.opp)
     True
-    >>> legal_moves_bitboard(s2.opp, s2.own).bit_count()   # Black's mobility, were it to move
-    3
+    >>> s2.opp_moves == legal_moves_bitboard(s2.opp, s2.own)   # Black's, were it to move
+    True
 
 How it is fast in pure Python. Legal moves come from bit-parallel fills over all squares at once,
 and each board is kept twice in one int: as is (bits 0..63) and rotated by 180 degrees (bits
 82..145). A left shift then moves the first copy one way and the second copy the opposite way, so
 four fills cover the eight directions; the east/west pair needs no fill at all, because adding a
 disc bit to a run of opponent bits carries through the run to the square just past it. Flips of
-one move walk at most eight precomputed rays; every ray points up (towards higher bits) in one of
-the two copies, so ``x & -x`` finds its first non-opponent square, and a table gives the flipped
-discs already in both copies.
+one move walk only the precomputed rays that start on an opponent disc; every ray points up
+(towards higher bits) in one of the two copies, so ``x & -x`` finds its first non-opponent
+square, and a table gives the flipped discs already in both copies. The positions of the first
+five plies are built at import, so from them ``actions`` and ``result`` are lookups.
 """
 
 from __future__ import annotations
@@ -116,10 +118,15 @@ def legal_moves_bitboard(own: Bitboard, opp: Bitboard) -> Bitboard:
     return _mobility(_pack(own), _pack(opp))
 
 
-def _build_rays() -> tuple[list[tuple[tuple[Packed, Packed], ...]], list[dict[Packed, Packed]]]:
-    """For each square: its rays as (first square, whole ray) in whichever copy they point up,
-    and a table from a ray's end square (an own disc) to the discs flipped, in both copies."""
-    rays: list[tuple[tuple[Packed, Packed], ...]] = []
+def _build_rays() -> tuple[
+    list[Packed], list[dict[Packed, tuple[Packed, ...]]], list[dict[Packed, Packed]]
+]:
+    """Per square, in whichever copy each ray points up: the neighbours that start a ray; the
+    rays to walk, keyed by which of those neighbours are opponent discs (only those rays can
+    flip); and a table from a ray's end square (an own disc) to the discs flipped, in both
+    copies."""
+    neighbours: list[Packed] = []
+    rays_by_neighbours: list[dict[Packed, tuple[Packed, ...]]] = []
     flips: list[dict[Packed, Packed]] = []
     for sq in range(64):
         row, col = divmod(sq, 8)
@@ -141,12 +148,17 @@ def _build_rays() -> tuple[list[tuple[tuple[Packed, Packed], ...]], list[dict[Pa
             square_rays.append((bit(line[0]), sum(bit(s) for s in line)))
             for k in range(1, len(line)):
                 table[bit(line[k])] = _pack(sum(1 << s for s in line[:k]))
-        rays.append(tuple(square_rays))
+        neighbours.append(sum(first for first, _ in square_rays))
+        by_subset: dict[Packed, tuple[Packed, ...]] = {}
+        for mask in range(1 << len(square_rays)):
+            chosen = [square_rays[i] for i in range(len(square_rays)) if mask >> i & 1]
+            by_subset[sum(first for first, _ in chosen)] = tuple(ray for _, ray in chosen)
+        rays_by_neighbours.append(by_subset)
         flips.append(table)
-    return rays, flips
+    return neighbours, rays_by_neighbours, flips
 
 
-_RAYS, _FLIPS = _build_rays()
+_NEIGHBOURS, _RAYS, _FLIPS = _build_rays()
 _P_SQUARE: list[Packed] = [_pack(1 << sq) for sq in range(64)]
 # Move lists from a mobility bitboard, one byte (board row) at a time.
 _ROW_SQUARES = [
@@ -183,6 +195,11 @@ class OthelloState(State):
         return self._opp2 & FULL
 
     @property
+    def opp_moves(self) -> Bitboard:
+        """The squares where the other side could play (its mobility); computed on each use."""
+        return _mobility(self._opp2, self._own2)
+
+    @property
     def black(self) -> Bitboard:
         return (self._opp2 if self.player else self._own2) & FULL
 
@@ -214,12 +231,11 @@ class OthelloState(State):
         opp = self._opp2
         table = _FLIPS[sq]
         flipped = 0
-        for first, ray in _RAYS[sq]:
-            if first & opp:
-                x = ray & ~opp
-                end = x & -x & own  # the first square past the opponent run, if it is ours
-                if end:
-                    flipped |= table[end]
+        for ray in _RAYS[sq][_NEIGHBOURS[sq] & opp]:
+            x = ray & ~opp
+            end = x & -x & own  # the first square past the opponent run, if it is ours
+            if end:
+                flipped |= table[end]
         # The opponent moves next: its discs become "own". What follows is _make and _mobility
         # written out, because this is the hot path of every search and playout.
         own, opp = opp ^ flipped, own | flipped | _P_SQUARE[sq]
@@ -301,7 +317,56 @@ def _from_bitboards(black: Bitboard, white: Bitboard, player: int) -> OthelloSta
     return _make(_pack(own), _pack(opp), player)
 
 
-_INITIAL = _from_bitboards(1 << 35 | 1 << 28, 1 << 27 | 1 << 36, 0)
+class _OpeningState(OthelloState):
+    """A position of the first plies, built at import with its moves and successors, so that
+    every playout and search starts with table lookups (as tic-tac-toe does for the whole game)."""
+
+    __slots__ = ("_actions", "_children")
+
+    _actions: tuple[int, ...]
+    _children: dict[int, OthelloState]
+
+    def actions(self) -> tuple[int, ...]:
+        return self._actions
+
+    def result(self, move: Move) -> OthelloState:
+        child = self._children.get(move) if type(move) is int else None  # 19.0 == 19
+        return OthelloState.result(self, move) if child is None else child
+
+
+#: Positions fewer plies than this from the start are interned _OpeningStates (307 of them).
+_OPENING_PLIES = 5
+
+
+def _build_opening() -> dict[OthelloState, OthelloState]:
+    def intern(s: OthelloState) -> OthelloState:
+        known = table.get(s)
+        if known is None:
+            known = _new(_OpeningState)
+            known._own2, known._opp2, known.player = s._own2, s._opp2, s.player
+            known.moves, known._terminal = s.moves, s._terminal
+            known._actions, known._children = s.actions(), {}
+            table[known] = known
+        return known
+
+    table: dict[OthelloState, OthelloState] = {}
+    layer = [intern(_from_bitboards(1 << 35 | 1 << 28, 1 << 27 | 1 << 36, 0))]
+    for ply in range(_OPENING_PLIES):
+        next_layer: dict[OthelloState, None] = {}
+        for s in layer:
+            assert isinstance(s, _OpeningState)
+            for move in s.actions():
+                child = OthelloState.result(s, move)
+                if ply + 1 < _OPENING_PLIES:
+                    child = intern(child)
+                    next_layer[child] = None
+                s._children[move] = child
+        layer = list(next_layer)
+    return table
+
+
+_OPENING = _build_opening()
+_INITIAL = _OPENING[_from_bitboards(1 << 35 | 1 << 28, 1 << 27 | 1 << 36, 0)]
 _CENTRE: Bitboard = 1 << 27 | 1 << 28 | 1 << 35 | 1 << 36
 
 
@@ -360,7 +425,8 @@ class Othello(Game):
             raise ValueError(
                 "othello board has an empty centre square (d4, e4, d5, e5 are never empty)"
             )
-        return _from_bitboards(black, white, player)
+        state = _from_bitboards(black, white, player)
+        return _OPENING.get(state, state)
 
     def render(self, state: State) -> str:
         assert isinstance(state, OthelloState)
