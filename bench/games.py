@@ -141,9 +141,13 @@ def main() -> None:
             r, n = rate(lambda rng, g=peer: peer_playout(g, rng), args.seconds, run)
             peer_rates.append(r)
             peer_len.append(n)
-        ours_states = sample_states(game, args.states, 1)
+        # Fresh copies for every timed run: a state may cache its actions once computed, and the
+        # sampled states computed theirs during the playouts that found them.
+        wire = [game.state_to_json(s) for s in sample_states(game, args.states, 1)]
         peer_states = peer_sample_states(peer, args.states, 1)
-        ours_step = statistics.median(step_us(ours_states, True) for _ in range(args.runs))
+        ours_step = statistics.median(
+            step_us([game.state_from_json(d) for d in wire], True) for _ in range(args.runs)
+        )
         peer_step = statistics.median(step_us(peer_states, False) for _ in range(args.runs))
         o, p = statistics.median(ours_rates), statistics.median(peer_rates)
         print(
