@@ -158,106 +158,132 @@ _NBITS = WIDTH * len(ROW_LENGTHS) + 40  # room for shifted bits above the top ho
 BIT: tuple[int, ...] = tuple(1 << h for h in range(_NBITS))
 
 
-def _move_table(d: int) -> tuple[int, ...]:
-    """[h] = the move arriving on hole h from the hole ``d`` behind it (0 when off the board)."""
-    return tuple(
-        BIT[h] | BIT[h - d] if STAR >> h & 1 and h - d >= 0 and STAR >> (h - d) & 1 else 0
-        for h in range(_NBITS)
-    )
+#: A hole's window: the empty-hole bits from 36 below to 36 above it (bit 36 = the hole), read
+#: as ``(empty << 36) >> hole & _WINDOW_MASK``. The mask keeps the twelve bits that decide the
+#: steps and single jumps from the hole: its six neighbours (36 + d) and the six holes beyond
+#: them (36 + 2d). Holes off the star are never empty, so the window needs no edge checks.
+_WINDOW_MASK = sum(1 << (36 + d) | 1 << (36 + 2 * d) for d in DIRECTIONS)
 
 
-# For each positive direction d: d, then the move tables of steps +d, -d and jumps +2d, -2d.
-_DIRECTION_TABLES = tuple(
-    (d, _move_table(d), _move_table(-d), _move_table(2 * d), _move_table(-2 * d))
-    for d in (1, 17, 18)
-)
+def _window_codes() -> dict[int, int]:
+    """Each of the 4096 windows -> the sum over directions i of 3**i times 0 (the neighbour is
+    empty: a step), 1 (a piece with an empty hole beyond: a jump) or 2 (neither). Windows that
+    differ only beyond an empty neighbour get one code, so the table below stays small."""
+    codes = {}
+    for n in range(1 << 12):
+        window = code = 0
+        for i, d in enumerate(DIRECTIONS):
+            near, far = n >> i & 1, n >> (6 + i) & 1
+            window |= near << (36 + d) | far << (36 + 2 * d)
+            code += 3**i * (0 if near else 1 if far else 2)
+        codes[window] = code
+    return codes
+
+
+_WINDOW_CODE = _window_codes()
+_Local = tuple[tuple[int, ...], Bitboard]  # (steps and single jumps as moves, jump landings)
+#: _LOCAL[h][code]: the steps and single jumps of a piece on hole h whose window has that code,
+#: and the bitboard of its jump landings (for an empty hole h: the holes one jump away, its edges
+#: in the jump graph). Filled on first use by ``_local``: at most 44,361 entries are possible
+#: (3**6 codes on inner holes, fewer near the rim), about 33,000 are met in 200 random games,
+#: and building them all would add ~0.2 s to the import.
+_LOCAL: tuple[dict[int, _Local], ...] = tuple({} for _ in range(_NBITS))
+_SHARED: dict[_Local, _Local] = {}  # one object for equal entries (off-star directions)
+
+
+def _local(hole: Hole, code: int) -> _Local:
+    """Compute and remember ``_LOCAL[hole][code]``."""
+    moves = []
+    landings = 0
+    for i, d in enumerate(DIRECTIONS):
+        near = hole + d
+        kind = code // 3**i % 3
+        if near < 0 or not STAR >> near & 1 or kind == 2:
+            continue
+        to = near if kind == 0 else near + d  # an empty hole beyond a piece is on the star
+        moves.append(_MOVE_INTS.setdefault((hole, to), BIT[hole] | BIT[to]))
+        if kind == 1:
+            landings |= BIT[to]
+    entry = (tuple(moves), landings)
+    entry = _LOCAL[hole][code] = _SHARED.setdefault(entry, entry)
+    return entry
+
+
+_MOVE_INTS: dict[tuple[Hole, Hole], int] = {}  # one int object per move, shared by the entries
 
 
 def _moves(mine: Bitboard, occ: Bitboard) -> list[int]:
     """Every legal move of the pieces ``mine`` with ``occ`` the occupied holes (PASS if none).
 
-    Steps and single jumps: one shift per direction moves every piece at once, and each target
-    bit is turned into a move by a table lookup. Longer chains: the jump graph (empty holes,
-    joined when a piece lies between them) is the same for every piece of the seat, so it is
-    built once as three bitboards of edges, and only pieces whose first landing has an edge are
-    followed further, by a breadth-first flood over those edges. The graph counts the moving
-    piece as still in place, which is harmless: its landings are two steps away from it, so no
-    later jump of the chain could pass over its (now empty) hole."""
+    Steps and single jumps: one table lookup per piece, keyed by the empty holes around it.
+    Longer chains: the jump graph (empty holes, joined when a piece lies between them) is the
+    same for every piece of the seat, so it is built once as three bitboards of edges, and only
+    pieces with a landing that has an edge are followed further, by a breadth-first flood over
+    those edges (a front of one hole takes its edges from ``_LOCAL`` instead). The graph counts
+    the moving piece as still in place, which is harmless: its landings are two steps away from
+    it, so no later jump of the chain could pass over its (now empty) hole. A chain cannot end
+    next to its start either (jumps move by even steps), so chains never repeat a step."""
     empty = STAR ^ occ
-    # Edges of the jump graph: bit x of e_d = holes x and x + 2d are empty, x + d is occupied.
-    e1 = empty & (occ >> 1) & (empty >> 2)
-    e17 = empty & (occ >> 17) & (empty >> 34)
-    e18 = empty & (occ >> 18) & (empty >> 36)
-    hubs = e1 | e1 << 2 | e17 | e17 << 34 | e18 | e18 << 36  # holes a chain can go on from
-    chained = 0  # pieces whose chains go beyond one jump
-    landings: list[Bitboard] = []  # single-jump landings, for +1, -1, +17, -17, +18, -18
-    moves: list[int] = []
-    add = moves.append
+    around = empty << 36
+    wmask = _WINDOW_MASK
+    codes = _WINDOW_CODE
+    local = _LOCAL
     bit = BIT
-    for d, step_up, step_down, jump_up, jump_down in _DIRECTION_TABLES:
-        t = (mine << d) & empty
-        while t:
-            h = t.bit_length() - 1
-            add(step_up[h])
-            t ^= bit[h]
-        t = (mine >> d) & empty
-        while t:
-            h = t.bit_length() - 1
-            add(step_down[h])
-            t ^= bit[h]
-        t = (((mine << d) & occ) << d) & empty
-        landings.append(t)
-        if t:
-            chained |= (t & hubs) >> (d + d)
-            while t:
-                h = t.bit_length() - 1
-                add(jump_up[h])
-                t ^= bit[h]
-        t = (((mine >> d) & occ) >> d) & empty
-        landings.append(t)
-        if t:
-            chained |= (t & hubs) << (d + d)
-            while t:
-                h = t.bit_length() - 1
-                add(jump_down[h])
-                t ^= bit[h]
-    if not chained:
-        return moves or [PASS]
-    # Holes with two or more edges: a chain that arrives at a hole with one edge (the one it
-    # came by) can go nowhere new, so the flood drops those holes from its front.
-    forks = e1 & (e1 << 2)
-    once = e1 | (e1 << 2)
-    x = e17 << 34
-    forks |= once & x
-    once |= x
-    forks |= once & e17
-    once |= e17
-    x = e18 << 36
-    forks |= once & x
-    once |= x
-    forks |= once & e18
-    up1, down1, up17, down17, up18, down18 = landings
-    while chained:
-        h = chained.bit_length() - 1
-        p = bit[h]
-        chained ^= p
-        front = (
-            ((p << 2) & up1) | ((p >> 2) & down1)
-            | ((p << 34) & up17) | ((p >> 34) & down17)
-            | ((p << 36) & up18) | ((p >> 36) & down18)
-        ) & hubs  # fmt: skip
-        free = hubs ^ front  # landings without an edge are not hubs: never reached again
+    moves: list[int] = []
+    extend = moves.extend
+    add = moves.append
+    hubs = -1
+    while mine:
+        p = mine.bit_length() - 1
+        origin = bit[p]
+        mine ^= origin
+        w = codes[around >> p & wmask]
+        try:
+            found, landings = local[p][w]
+        except KeyError:
+            found, landings = _local(p, w)
+        extend(found)
+        if not landings:
+            continue
+        if hubs < 0:
+            e1 = empty & (occ >> 1) & (empty >> 2)
+            e17 = empty & (occ >> 17) & (empty >> 34)
+            e18 = empty & (occ >> 18) & (empty >> 36)
+            hubs = e1 | e1 << 2 | e17 | e17 << 34 | e18 | e18 << 36
+            forks = e1 & (e1 << 2)
+            once = e1 | (e1 << 2)
+            x = e17 << 34
+            forks |= once & x
+            once |= x
+            forks |= once & e17
+            once |= e17
+            x = e18 << 36
+            forks |= once & x
+            once |= x
+            forks |= once & e18
+        front = landings & hubs
+        if not front:
+            continue
+        free = hubs ^ front
         while front:
-            front = (
-                ((front & e1) << 2) | ((front >> 2) & e1)
-                | ((front & e17) << 34) | ((front >> 34) & e17)
-                | ((front & e18) << 36) | ((front >> 36) & e18)
-            ) & free
+            if front & (front - 1):
+                front = (
+                    ((front & e1) << 2) | ((front >> 2) & e1)
+                    | ((front & e17) << 34) | ((front >> 34) & e17)
+                    | ((front & e18) << 36) | ((front >> 36) & e18)
+                ) & free  # fmt: skip
+            else:
+                h = front.bit_length() - 1
+                w = codes[around >> h & wmask]
+                try:
+                    front = local[h][w][1] & free
+                except KeyError:
+                    front = _local(h, w)[1] & free
             free ^= front
             t = front
             while t:
                 h = t.bit_length() - 1
-                add(bit[h] | p)
+                add(bit[h] | origin)
                 t ^= bit[h]
             front &= forks
     return moves or [PASS]

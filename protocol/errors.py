@@ -32,8 +32,12 @@ class ErrorCode(StrEnum):
     illegal_move = "illegal_move"
     rate_limited = "rate_limited"
     replaced = "replaced"
+    heartbeat_timeout = "heartbeat_timeout"
+    slow_consumer = "slow_consumer"
     unauthorized = "unauthorized"
     not_found = "not_found"
+    bad_request = "bad_request"
+    conflict = "conflict"
     internal_error = "internal_error"
 
 
@@ -66,11 +70,11 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
         "Send the version printed in the error message, and update your client.",
     ),
     ErrorCode.bad_token: (
-        "The token is missing or matches no bot.",
+        "The token is missing or matches no bot (or was just rotated by an administrator).",
         "Use the token printed by 'arena bots create' (ask your instructor for a new one).",
     ),
     ErrorCode.bot_disabled: (
-        "This bot has been disabled by an administrator.",
+        "This bot has been disabled by an administrator (a connected bot is closed at once).",
         "Ask your instructor to enable it again.",
     ),
     ErrorCode.unknown_game: (
@@ -89,7 +93,10 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
         "No pending challenge has that id for this bot.",
         "Answer only challenges you received; they expire when the challenger leaves.",
     ),
-    ErrorCode.unknown_match: ("No running match has that id.", "Use the match_id from match_start."),
+    ErrorCode.unknown_match: (
+        "No running match has that id.",
+        "Use the match_id from match_start.",
+    ),
     ErrorCode.not_in_match: (
         "This bot holds no seat in that match.",
         "Send moves only for matches you were started in.",
@@ -118,11 +125,30 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
         "Another connection logged in with the same token.",
         "Run one process per bot; this connection is closed.",
     ),
+    ErrorCode.heartbeat_timeout: (
+        "Nothing (no pong, no message) arrived from the bot for 3 heartbeats (45 s by default).",
+        "Answer every ping at once and keep reading while you think (search in a thread); "
+        "then reconnect: your matches are resynced.",
+    ),
+    ErrorCode.slow_consumer: (
+        "The bot does not read its socket: 1000 messages were waiting for it, or one could not "
+        "be written for 30 s.",
+        "Read every message as it arrives, also while you think; then reconnect: your matches "
+        "are resynced.",
+    ),
     ErrorCode.unauthorized: (
         "The request needs an admin token (Authorization: Bearer ...).",
         "Use the admin token printed on the server's first start or set in ARENA_ADMIN_TOKEN.",
     ),
     ErrorCode.not_found: ("Nothing exists at that address or id.", "Check the id or the path."),
+    ErrorCode.bad_request: (
+        "The HTTP request is malformed: a bad parameter, body or method.",
+        "Fix the request as the error text says; the REST API is described in docs/protocol.md.",
+    ),
+    ErrorCode.conflict: (
+        "The name is already taken.",
+        "Choose another name, or rotate the existing bot's token instead.",
+    ),
     ErrorCode.internal_error: (
         "The server failed unexpectedly; nothing was changed.",
         "Retry; if it persists, report it with the time and the message you sent.",

@@ -1,7 +1,7 @@
 """Generate protocol/schema.json, the JSON Schema of every wire message, from protocol.messages.
 
-    python -m protocol.schema           # rewrite protocol/schema.json
-    python -m protocol.schema --check   # exit 1 when the committed file differs from the models
+    python -m protocol.schema           # rewrite protocol/schema.json (and docs/protocol.md tables)
+    python -m protocol.schema --check   # exit 1 when a committed file differs from the models
 
 The file holds one schema per direction (``client_to_server``, ``server_to_client``), each a
 ``oneOf`` discriminated on ``type``, with the shared definitions under ``$defs``. Bots in other
@@ -22,6 +22,8 @@ from pydantic.json_schema import GenerateJsonSchema
 from protocol import messages
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
+#: docs/protocol.md in a source checkout; its generated sections are kept in step with the models.
+DOCS_PATH = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
 
 
 def _union_members(union: Any) -> list[type[BaseModel]]:
@@ -76,26 +78,226 @@ def render() -> str:
     return json.dumps(build_schema(), indent=2, sort_keys=True) + "\n"
 
 
+# --- the generated sections of docs/protocol.md -------------------------------------------------
+
+
+def _type_name(prop: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        return str(prop["$ref"]).rsplit("/", 1)[-1]
+    if "anyOf" in prop:
+        return " or ".join(_type_name(p) for p in prop["anyOf"])
+    if "const" in prop:
+        return f'"{prop["const"]}"'
+    if "enum" in prop:
+        return " / ".join(f'"{v}"' for v in prop["enum"])
+    kind = prop.get("type")
+    if kind == "array":
+        return f"list of {_type_name(prop.get('items', {}))}"
+    if kind == "object":
+        return "object"
+    return {"integer": "int", "number": "number", "string": "string", "boolean": "bool"}.get(
+        str(kind), str(kind) if kind else "any"
+    )
+
+
+def _constraints(prop: dict[str, Any]) -> list[str]:
+    words = {
+        "exclusiveMinimum": "> {}",
+        "minimum": ">= {}",
+        "maximum": "<= {}",
+        "maxLength": "at most {} characters",
+        "minItems": "at least {} items",
+        "maxItems": "at most {} items",
+    }
+    return [text.format(prop[key]) for key, text in words.items() if key in prop]
+
+
+#: What a field means, for fields whose model gives no description (the docs need one for each).
+_FIELD_NOTES: dict[tuple[str, str], str] = {
+    ("Hello", "protocol"): "the protocol version you speak (this document: 1)",
+    ("Hello", "token"): "your bot's secret token from `arena bots create`",
+    ("Hello", "client"): "free text naming your program, for logs",
+    ("JoinLobby", "game"): "game name, e.g. `connect_four` (see GET /api/games)",
+    ("JoinLobby", "time_control"): "null: the game's default time control",
+    ("JoinLobby", "policy"): "what happens on a timeout or an illegal move",
+    ("Challenge", "game"): "game name",
+    ("Challenge", "opponents"): "names of the bots to play (1, or 2 in a three-player game)",
+    ("Challenge", "time_control"): "null: the game's default time control",
+    ("Challenge", "policy"): "what happens on a timeout or an illegal move",
+    ("AcceptChallenge", "challenge_id"): "from `challenge_received`",
+    ("DeclineChallenge", "challenge_id"): "from `challenge_received`",
+    ("MakeMove", "match_id"): "from `match_start` / `turn`",
+    ("MakeMove", "ply"): "echo the `ply` of the turn you answer",
+    ("MakeMove", "move"): "one of the turn's `legal_moves`",
+    ("MakeMove", "info"): "optional search details, kept in the match record",
+    ("Resign", "match_id"): "the match to give up",
+    ("Ping", "id"): "any integer; the answer `pong` carries the same id",
+    ("Pong", "id"): "the id of the `ping` answered",
+    ("Welcome", "protocol"): "the protocol version the server speaks",
+    ("Welcome", "bot"): "your bot's name",
+    ("Welcome", "server"): "server name and version",
+    ("Welcome", "heartbeat_ms"): "the server pings this often; answer each `ping` with `pong`",
+    ("LobbyJoined", "game"): "the queue's game",
+    ("LobbyJoined", "time_control"): "the queue's time control (defaults filled in)",
+    ("LobbyJoined", "policy"): "the queue's policy",
+    ("LobbyLeft", "game"): "the game whose queue you left, null for all",
+    ("ChallengeReceived", "challenge_id"): "answer with `accept` or `decline`",
+    ("ChallengeReceived", "challenger"): "who challenges you",
+    ("ChallengeReceived", "game"): "game name",
+    ("ChallengeReceived", "opponents"): "every bot challenged (you included)",
+    ("ChallengeReceived", "time_control"): "the match's time control",
+    ("ChallengeReceived", "policy"): "the match's policy",
+    ("ChallengeSent", "challenge_id"): "id of the challenge you sent",
+    ("ChallengeDeclined", "challenge_id"): "the challenge that will not be played",
+    ("ChallengeDeclined", "by"): "the bot that declined (or disconnected)",
+    ("MatchStart", "match_id"): "use it in every `move` of this match",
+    ("MatchStart", "game"): "game name",
+    ("MatchStart", "seats"): "every seat and the bot in it, by seat",
+    ("MatchStart", "your_seat"): "your seat (0 moves first)",
+    ("MatchStart", "time_control"): "the match's time control",
+    ("MatchStart", "policy"): "the match's policy",
+    ("Turn", "match_id"): "the match in which it is your turn",
+    ("Turn", "ply"): "events so far (moves and dice); echo it in `move`",
+    ("Turn", "position"): "the current position in the game's JSON form (docs/games.md)",
+    ("Turn", "legal_moves"): "every legal move, in the game's notation",
+    ("ForcedMove", "match_id"): "the match",
+    ("ForcedMove", "ply"): "the ply of the forced move",
+    ("ForcedMove", "move"): "the move the referee played for you",
+    ("ForcedMove", "reason"): "why: you timed out, or sent an invalid or illegal move",
+    ("MatchEnd", "match_id"): "the match that ended",
+    ("MatchEnd", "payoffs"): "payoff per seat (e.g. 1 / -1 / 0)",
+    ("MatchEnd", "termination"): "why the match ended",
+    ("MatchEnd", "position"): "the final position",
+    ("MatchEnd", "plies"): "events played (moves and dice)",
+    ("ErrorMessage", "message"): "what went wrong, for humans",
+    ("ErrorMessage", "match_id"): "the match concerned, if any",
+    ("MoveInfo", "depth"): "search depth reached",
+    ("MoveInfo", "score"): "evaluation from your point of view",
+    ("MoveInfo", "nodes"): "positions searched",
+    ("MoveInfo", "pv"): "principal variation, moves in notation",
+    ("MoveInfo", "comment"): "free text",
+    ("SeatInfo", "seat"): "seat number, 0-based",
+    ("SeatInfo", "bot"): "bot name",
+    ("PlayedMove", "ply"): "the event's ply",
+    ("PlayedMove", "move"): "the move or the chance outcome, in notation",
+}
+
+
+def _model_table(name: str, defs: dict[str, dict[str, Any]]) -> list[str]:
+    definition = defs[name]
+    required = set(definition.get("required", []))
+    rows = ["| field | type | required | meaning |", "|---|---|---|---|"]
+    for field_name, prop in definition.get("properties", {}).items():
+        notes = []
+        if prop.get("description"):
+            notes.append(str(prop["description"]))
+        elif (name, field_name) in _FIELD_NOTES:
+            notes.append(_FIELD_NOTES[(name, field_name)])
+        elif field_name == "type":
+            notes.append("names the message")
+        notes += _constraints(prop)
+        if field_name not in required and "default" in prop:
+            notes.append(f"default `{json.dumps(prop['default'])}`")
+        rows.append(
+            f"| `{field_name}` | {_type_name(prop)} | {'yes' if field_name in required else 'no'} "
+            f"| {'; '.join(notes)} |"
+        )
+    return rows
+
+
+def _doc_of(model: type[BaseModel]) -> str:
+    doc = (model.__doc__ or "").strip()
+    # pydantic gives undocumented models BaseModel's long docstring: keep only our own.
+    if not doc or model.__doc__ == BaseModel.__doc__:
+        return ""
+    return " ".join(doc.split())
+
+
+def render_message_docs() -> str:
+    """Markdown tables of every message and shared type, generated from the models."""
+    doc = build_schema()
+    defs: dict[str, dict[str, Any]] = doc["$defs"]
+    out: list[str] = []
+    for title, members in (
+        ("Client to server", CLIENT_MESSAGES),
+        ("Server to client", SERVER_MESSAGES),
+    ):
+        out += [f"### {title}", ""]
+        for model in members:
+            kind = model.model_fields["type"].default
+            out += [f"#### `{kind}` ({model.__name__})", ""]
+            if _doc_of(model):
+                out += [_doc_of(model), ""]
+            out += [*_model_table(model.__name__, defs), ""]
+    out += ["### Shared types", ""]
+    for name in ("TimeControl", "MoveInfo", "SeatInfo", "PlayedMove"):
+        model = getattr(messages, name)
+        out += [f"#### {name}", ""]
+        if _doc_of(model):
+            out += [_doc_of(model), ""]
+        out += [*_model_table(name, defs), ""]
+    for name in ("Policy", "Termination"):
+        values = ", ".join(f"`{v}`" for v in defs[name]["enum"])
+        out += [f"#### {name}", "", f"One of {values}.", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_error_docs() -> str:
+    """The error code table from protocol/errors.py."""
+    from protocol.errors import ERRORS, ErrorCode
+
+    rows = ["| code | meaning | what to do |", "|---|---|---|"]
+    for code in ErrorCode:
+        meaning, action = ERRORS[code]
+        rows.append(f"| `{code.value}` | {meaning} | {action} |")
+    return "\n".join(rows) + "\n"
+
+
+_SECTIONS = {"messages": render_message_docs, "errors": render_error_docs}
+
+
+def render_docs(text: str) -> str:
+    """``text`` (docs/protocol.md) with every generated section rewritten from the code.
+
+    A section is the text between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->``.
+    """
+    for name, render_section in _SECTIONS.items():
+        begin, end = f"<!-- generated:{name} -->", f"<!-- /generated:{name} -->"
+        head, found, rest = text.partition(begin)
+        if not found:
+            continue
+        _, found_end, tail = rest.partition(end)
+        if not found_end:
+            raise ValueError(f"{begin} has no matching {end}")
+        text = f"{head}{begin}\n{render_section()}{end}{tail}"
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m protocol.schema", description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail if schema.json is out of date")
     parser.add_argument("--path", type=Path, default=SCHEMA_PATH)
+    parser.add_argument("--docs", type=Path, default=DOCS_PATH, help="docs/protocol.md")
     args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = args.path.read_text(encoding="utf-8") if args.path.exists() else ""
-        if current != text:
+    wanted = {args.path: render()}
+    if args.docs.exists():
+        wanted[args.docs] = render_docs(args.docs.read_text(encoding="utf-8"))
+    stale = 0
+    for path, text in wanted.items():
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        if current == text:
+            print(f"{path} is up to date")
+        elif args.check:
+            stale += 1
             print(
-                f"{args.path} is out of date with protocol/messages.py; "
+                f"{path} is out of date with protocol/messages.py and protocol/errors.py; "
                 "run `python -m protocol.schema` and commit the result",
                 file=sys.stderr,
             )
-            return 1
-        print(f"{args.path} is up to date")
-        return 0
-    args.path.write_text(text, encoding="utf-8")
-    print(f"wrote {args.path}")
-    return 0
+        else:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path}")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Server settings: one dataclass, filled from the environment by ``Settings.from_env()``.
 
 Environment variables (all optional): ``ARENA_DB_URL``, ``ARENA_ADMIN_TOKEN``, ``ARENA_HOST``,
-``ARENA_PORT``, ``ARENA_HELLO_TIMEOUT_S``, ``ARENA_HEARTBEAT_S``, ``ARENA_MAX_LATENCY_GRACE_MS``.
+``ARENA_PORT``, ``ARENA_HELLO_TIMEOUT_S``, ``ARENA_HEARTBEAT_S``, ``ARENA_MAX_LATENCY_GRACE_MS``,
+and one ``ARENA_<FIELD>`` per other field below (e.g. ``ARENA_HEARTBEAT_MISSES``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,13 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 DEFAULT_DB_URL = "sqlite+aiosqlite:///arena.db"
+
+
+def normalize_db_url(value: str) -> str:
+    """A database URL; a bare file path means an SQLite file (``arena.db`` -> sqlite+aiosqlite)."""
+    if "://" in value:
+        return value
+    return f"sqlite+aiosqlite:///{value}"
 
 
 @dataclass
@@ -26,8 +34,19 @@ class Settings:
     hello_timeout_s: float = 10.0
     #: Server pings every this many seconds; round trips feed the latency grace.
     heartbeat_s: float = 15.0
+    #: A connection from which nothing at all (no pong, no message) has arrived for this many
+    #: heartbeats is closed with ``heartbeat_timeout``; its matches go on as for a disconnect.
+    heartbeat_misses: int = 3
+    #: Messages waiting to be written to a bot that does not read its socket; one more closes the
+    #: connection with ``slow_consumer`` (bounds the server's memory per connection).
+    max_outbound_frames: int = 1000
+    #: A message that cannot be written for this long also closes it with ``slow_consumer``.
+    send_timeout_s: float = 30.0
     #: Cap of the latency grace added to a bot's move time.
     max_latency_grace_ms: int = 200
+    #: Per-connection token bucket for incoming WebSocket messages.
+    rate_limit_per_s: float = 20.0
+    rate_limit_burst: int = 60
     #: Print a generated admin token on first start (the CLI keeps this on; tests may turn it off).
     print_admin_token: bool = True
 
@@ -50,4 +69,6 @@ class Settings:
             else:
                 values[f.name] = raw
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if "db_url" in values:
+            values["db_url"] = normalize_db_url(values["db_url"])
         return cls(**values)

@@ -19,9 +19,9 @@ def _root() -> None:
 
 
 # Each module defines `register(app)`; heavy imports stay inside the commands.
-from server.cli import games_cmd  # noqa: E402
+from server.cli import agent, analyze, bots, games_cmd, play, replay, serve  # noqa: E402
 
-for _module in (games_cmd,):
+for _module in (games_cmd, agent, serve, bots, replay, analyze, play):
     _module.register(app)
 
 

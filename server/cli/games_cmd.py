@@ -17,5 +17,6 @@ def register(app: typer.Typer) -> None:
         table = Table("name", "players", "chance", "summary")
         for name in games.names():
             game = games.get(name)
-            table.add_row(name, str(game.num_players), "yes" if game.has_chance else "no", game.summary)
+            chance = "yes" if game.has_chance else "no"
+            table.add_row(name, str(game.num_players), chance, game.summary)
         Console().print(table)

@@ -11,6 +11,7 @@ from server.db.models import (
     Result,
     Seat,
 )
+from server.db.recorder import Recorder
 
 __all__ = [
     "AdminToken",
@@ -20,6 +21,7 @@ __all__ = [
     "Database",
     "Match",
     "MoveRecord",
+    "Recorder",
     "Result",
     "Seat",
 ]

@@ -1,8 +1,9 @@
 """The database handle: engine, unit-of-work sessions and programmatic Alembic migrations.
 
 Everything SQLite-specific lives here. SQLite allows one writer at a time; WAL lets readers run
-alongside it, a busy timeout makes a second writer wait instead of failing, and the repositories
-keep every transaction short (one move = one small transaction).
+alongside it, a busy timeout makes a second writer (the CLI, an admin request) wait instead of
+failing, and the high-rate writes (moves) go through one writer task, ``database.recorder``,
+which commits them in short batches (server/db/recorder.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+from server.db.recorder import Recorder
 
 _SERVER_DIR = Path(__file__).resolve().parent.parent
 #: How long a writer waits for SQLite's write lock before failing.
@@ -66,6 +74,8 @@ class Database:
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_on_connect)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        #: The single writer for high-rate writes (moves); see server/db/recorder.py.
+        self.recorder = Recorder(self)
 
     async def migrate(self, revision: str = "head") -> None:
         """Bring the schema up to ``revision`` (Alembic upgrade), on this engine's connection."""
@@ -84,4 +94,6 @@ class Database:
                 raise
 
     async def dispose(self) -> None:
+        """Commit the recorder's queued writes, then close every connection."""
+        await self.recorder.close()
         await self.engine.dispose()

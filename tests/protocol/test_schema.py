@@ -46,3 +46,35 @@ def test_every_message_type_is_in_its_direction() -> None:
         # Other languages' validators must see what pydantic enforces: a required tag, no extras.
         assert definition["required"][0] == "type"
         assert definition["additionalProperties"] is False
+
+
+def test_protocol_docs_tables_match_the_code() -> None:
+    text = schema.DOCS_PATH.read_text(encoding="utf-8")
+    assert schema.render_docs(text) == text, (
+        "docs/protocol.md tables are stale: run `python -m protocol.schema` and commit it"
+    )
+
+
+def test_protocol_docs_cover_every_message_and_error() -> None:
+    from protocol.errors import ERRORS, ErrorCode
+
+    text = schema.DOCS_PATH.read_text(encoding="utf-8")
+    for model in (*schema.CLIENT_MESSAGES, *schema.SERVER_MESSAGES):
+        kind = model.model_fields["type"].default
+        assert f"#### `{kind}` ({model.__name__})" in text
+        for field_name in model.model_fields:
+            assert f"| `{field_name}` |" in text
+    assert set(ERRORS) == set(ErrorCode)
+    for code in ErrorCode:
+        assert f"| `{code.value}` |" in text
+    for needle in ("/ws", "64 KiB", "deadline_ms", "bank", "grace", "forfeit", "random_move"):
+        assert needle in text
+
+
+def test_render_docs_rewrites_only_marked_sections() -> None:
+    stale = "intro\n<!-- generated:errors -->\nSTALE-TABLE\n<!-- /generated:errors -->\noutro\n"
+    fresh = schema.render_docs(stale)
+    assert fresh.startswith("intro\n<!-- generated:errors -->\n| code |")
+    assert fresh.endswith("<!-- /generated:errors -->\noutro\n")
+    assert "STALE-TABLE" not in fresh
+    assert schema.render_docs(fresh) == fresh

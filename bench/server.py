@@ -1,0 +1,604 @@
+"""Server throughput and added latency, against a bare WebSocket relay in the same run.
+
+    python -m bench.server                      # 200 concurrent tic-tac-toe matches, 20 s each side
+    python -m bench.server --matches 200 --game connect_four --duration 20
+
+Two phases, each with 2 x ``--matches`` bots that answer at once (a random legal move), spread over
+``--procs`` worker processes, each running many asyncio ``websockets`` clients:
+
+1. arena: a real ``arena serve`` subprocess on a fresh SQLite file; bots log in with real tokens,
+   join the lobby, play, and join again until the time is up, then finish their matches.
+2. relay: a bare ``websockets`` server (another subprocess) that speaks just enough of the protocol
+   to pair two bots and forward each move to the opponent as a ``turn`` of the same shape. No rules,
+   no clocks, no database: the transport's own limit on this machine.
+
+Measured in a window after a warm-up: relayed moves per second, the latency from a bot's move sent
+to the opponent's ``turn`` received (p50, p99; both ends stamp ``time.monotonic()``, one clock for
+all processes on Linux), the server process's CPU and memory (psutil). After the arena phase the
+database is checked: every move a bot sent must be stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+import websockets
+from websockets.asyncio.client import connect
+from websockets.asyncio.server import ServerConnection, serve
+
+from protocol.messages import PROTOCOL_VERSION
+
+# --- bots (run in worker processes) -------------------------------------------------------------
+
+
+@dataclass
+class BotStats:
+    #: (match_id, ply, monotonic time) of every move sent / every turn received.
+    sent: list[tuple[str, int, float]] = field(default_factory=list)
+    received: list[tuple[str, int, float]] = field(default_factory=list)
+    #: (start, end) of every match, recorded by its seat 0.
+    spans: list[tuple[float, float]] = field(default_factory=list)
+    moves: int = 0
+    ended: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    unfinished_bots: int = 0
+    #: Whether the server negotiated permessage-deflate (the relay then does the same).
+    deflate: bool = False
+    #: The measured phase: (start, stop) on time.monotonic().
+    window: tuple[float, float] = (0.0, 0.0)
+
+
+async def _bot(
+    url: str, token: str, game: str, stop_at: float, stats: BotStats, think_s: float = 0.0
+) -> None:
+    """A bot that answers every turn at once (or after ``think_s``); joins again until
+    ``stop_at``, then finishes its match and leaves."""
+    started: dict[str, float] = {}
+    seat0: set[str] = set()
+    queued = False
+    stopping = False
+
+    async def leave_when_idle(ws: Any) -> None:
+        # A bot still waiting in the queue at the end would wait forever: take it out.
+        nonlocal stopping
+        await asyncio.sleep(max(0.0, stop_at - time.monotonic()))
+        if queued and not started and not stopping:
+            stopping = True
+            await ws.send(json.dumps({"type": "leave"}))
+
+    async with connect(url, max_size=None, open_timeout=60, ping_interval=None) as ws:
+        extensions = ws.response.headers.get("Sec-WebSocket-Extensions", "") if ws.response else ""
+        stats.deflate = stats.deflate or "permessage-deflate" in extensions
+        timer = asyncio.create_task(leave_when_idle(ws))
+        await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "token": token}))
+        # Once done, wait a little before closing: a pairing made just before our leave reached
+        # the server still starts, and its match_start may come after "left".
+        linger: float | None = None
+        while True:
+            try:
+                frame = await asyncio.wait_for(ws.recv(), linger)
+            except TimeoutError:
+                timer.cancel()
+                return
+            now = time.monotonic()
+            msg = json.loads(frame)
+            kind = msg["type"]
+            if kind == "turn":
+                match_id, ply = msg["match_id"], msg["ply"]
+                stats.received.append((match_id, ply, now))
+                move = random.choice(msg["legal_moves"])
+                if think_s:
+                    # Jittered, so that 400 bots started together do not move in lockstep waves.
+                    await asyncio.sleep(think_s * random.uniform(0.5, 1.5))
+                stats.sent.append((match_id, ply, time.monotonic()))
+                await ws.send(
+                    json.dumps({"type": "move", "match_id": match_id, "ply": ply, "move": move})
+                )
+                stats.moves += 1
+            elif kind == "match_start":
+                queued = False
+                linger = None
+                started[msg["match_id"]] = now
+                if msg["your_seat"] == 0:
+                    seat0.add(msg["match_id"])
+            elif kind == "match_end":
+                stats.ended += 1
+                begun = started.pop(msg["match_id"], now)
+                if msg["match_id"] in seat0:
+                    seat0.discard(msg["match_id"])
+                    stats.spans.append((begun, now))
+                if msg["termination"] != "normal":
+                    stats.errors[f"termination:{msg['termination']}"] += 1
+            elif kind == "welcome":
+                pass
+            elif kind == "ping":
+                await ws.send(json.dumps({"type": "pong", "id": msg.get("id", 0)}))
+            elif kind == "left":
+                queued = False
+            elif kind == "error":
+                stats.errors[msg["code"]] += 1
+            if kind in ("welcome", "match_end", "left"):
+                if time.monotonic() < stop_at:
+                    if not queued and not started:
+                        queued = True
+                        await ws.send(json.dumps({"type": "join", "game": game}))
+                elif not started:
+                    if queued and not stopping:
+                        stopping = True  # leave the queue; a pairing may still beat the leave
+                        await ws.send(json.dumps({"type": "leave"}))
+                    elif not queued:
+                        linger = 3.0
+            elif kind == "joined" and time.monotonic() >= stop_at and not started and not stopping:
+                stopping = True
+                await ws.send(json.dumps({"type": "leave"}))
+
+
+async def _worker_main(
+    url: str, tokens: list[str], game: str, start_at: float, stop_at: float, think_s: float
+) -> BotStats:
+    stats = BotStats()
+    await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+
+    async def one(token: str) -> None:
+        try:
+            await asyncio.wait_for(
+                _bot(url, token, game, stop_at, stats, think_s), stop_at + 60 - time.monotonic()
+            )
+        except (TimeoutError, OSError, websockets.exceptions.WebSocketException) as exc:
+            stats.unfinished_bots += 1
+            stats.errors[f"bot:{type(exc).__name__}"] += 1
+
+    await asyncio.gather(*(one(t) for t in tokens))
+    return stats
+
+
+def _worker(
+    url: str,
+    tokens: list[str],
+    game: str,
+    start_at: float,
+    stop_at: float,
+    think_s: float,
+    out: Any,
+) -> None:
+    stats = asyncio.run(_worker_main(url, tokens, game, start_at, stop_at, think_s))
+    out.put(stats)
+
+
+def run_bots(
+    url: str,
+    tokens: list[str],
+    game: str,
+    procs: int,
+    start_at: float,
+    stop_at: float,
+    think_s: float = 0.0,
+) -> BotStats:
+    """Run the bots in ``procs`` processes from ``start_at``; merge their stats."""
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    duration = stop_at - start_at
+    workers = [
+        ctx.Process(
+            target=_worker, args=(url, tokens[i::procs], game, start_at, stop_at, think_s, out)
+        )
+        for i in range(procs)
+    ]
+    for w in workers:
+        w.start()
+    merged = BotStats()
+    for _ in workers:
+        part: BotStats = out.get(timeout=duration + 180)
+        merged.sent += part.sent
+        merged.received += part.received
+        merged.spans += part.spans
+        merged.moves += part.moves
+        merged.ended += part.ended
+        merged.errors += part.errors
+        merged.unfinished_bots += part.unfinished_bots
+        merged.deflate = merged.deflate or part.deflate
+    for w in workers:
+        w.join()
+    merged.window = (start_at, stop_at)
+    return merged
+
+
+# --- the bare relay (a subprocess) --------------------------------------------------------------
+
+
+def relay_main(port: int, game_name: str, plies: int, deflate: bool) -> None:
+    """Pair bots two by two and forward moves as turns; ends a match after ``plies`` moves.
+
+    ``deflate``: offer permessage-deflate, as the arena server did in the same run (same costs).
+    """
+    import games
+
+    game = games.get(game_name)
+    state = game.initial_state()
+    position = game.state_to_json(state)
+    legal = [game.format_move(state, m) for m in state.actions()]
+    waiting: list[ServerConnection] = []
+    # match id -> [connection of seat 0, seat 1], plies played
+    matches: dict[str, tuple[list[ServerConnection], list[int]]] = {}
+    counter = iter(range(1, 1 << 62))
+
+    def turn(match_id: str, ply: int, last: dict[str, Any] | None) -> str:
+        return json.dumps(
+            {
+                "type": "turn",
+                "match_id": match_id,
+                "ply": ply,
+                "position": position,
+                "legal_moves": legal,
+                "since_last": [last] if last else [],
+                "clocks_ms": [10_000, 10_000],
+                "move_ms": 1000,
+                "deadline_ms": 11_000,
+            }
+        )
+
+    def start(match_id: str, seat: int, pair: list[ServerConnection]) -> str:
+        return json.dumps(
+            {
+                "type": "match_start",
+                "match_id": match_id,
+                "game": game_name,
+                "seats": [{"seat": 0, "bot": "a"}, {"seat": 1, "bot": "b"}],
+                "your_seat": seat,
+                "time_control": {"move_ms": 1000, "bank_ms": 10_000},
+                "policy": "forfeit",
+                "position": position,
+            }
+        )
+
+    async def handler(ws: ServerConnection) -> None:
+        async for frame in ws:
+            msg = json.loads(frame)
+            kind = msg["type"]
+            if kind == "move":
+                pair, count = matches[msg["match_id"]]
+                ply = msg["ply"] + 1
+                count[0] += 1
+                seat = 0 if pair[0] is ws else 1
+                if count[0] >= plies:
+                    del matches[msg["match_id"]]
+                    end = json.dumps(
+                        {
+                            "type": "match_end",
+                            "match_id": msg["match_id"],
+                            "payoffs": [0.0, 0.0],
+                            "termination": "normal",
+                            "at_fault": None,
+                            "position": position,
+                            "plies": ply,
+                        }
+                    )
+                    for c in pair:
+                        await c.send(end)
+                else:
+                    last = {"ply": ply - 1, "seat": seat, "move": msg["move"]}
+                    await pair[1 - seat].send(turn(msg["match_id"], ply, last))
+            elif kind == "hello":
+                await ws.send(
+                    json.dumps(
+                        {
+                            "type": "welcome",
+                            "protocol": PROTOCOL_VERSION,
+                            "bot": "bot",
+                            "server": "relay",
+                            "heartbeat_ms": 15_000,
+                            "matches": [],
+                        }
+                    )
+                )
+            elif kind == "join":
+                waiting.append(ws)
+                await ws.send(
+                    json.dumps(
+                        {
+                            "type": "joined",
+                            "game": game_name,
+                            "time_control": {"move_ms": 1000, "bank_ms": 10_000},
+                            "policy": "forfeit",
+                            "waiting": len(waiting),
+                        }
+                    )
+                )
+                if len(waiting) >= 2:
+                    pair = [waiting.pop(0), waiting.pop(0)]
+                    match_id = f"r{next(counter)}"
+                    matches[match_id] = (pair, [0])
+                    for seat, c in enumerate(pair):
+                        await c.send(start(match_id, seat, pair))
+                    await pair[0].send(turn(match_id, 0, None))
+            elif kind == "leave":
+                if ws in waiting:
+                    waiting.remove(ws)
+                await ws.send(json.dumps({"type": "left", "game": None}))
+
+    async def main() -> None:
+        compression = "deflate" if deflate else None
+        async with serve(handler, "127.0.0.1", port, max_size=64 * 1024, compression=compression):
+            await asyncio.Future()
+
+    asyncio.run(main())
+
+
+# --- orchestration ------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port} after {timeout} s")
+
+
+async def _create_bots(db_url: str, count: int) -> list[str]:
+    from server.db.database import Database
+    from server.repositories.bots import create_bot
+
+    database = Database(db_url)
+    await database.migrate()
+    tokens = []
+    async with database.session() as session:
+        for i in range(count):
+            _, token = await create_bot(session, f"bench-{i:04d}")
+            tokens.append(token)
+    await database.dispose()
+    return tokens
+
+
+async def _stored_counts(db_url: str) -> tuple[int, dict[str, int]]:
+    """Moves stored, and matches stored by status."""
+    from sqlalchemy import func, select
+
+    from server.db.database import Database
+    from server.db.models import Match, MoveRecord
+
+    database = Database(db_url)
+    async with database.session() as session:
+        moves = await session.scalar(select(func.count()).select_from(MoveRecord))
+        rows = await session.execute(select(Match.status, func.count()).group_by(Match.status))
+        by_status = {str(status): int(count) for status, count in rows}
+    await database.dispose()
+    return int(moves or 0), by_status
+
+
+@dataclass
+class PhaseResult:
+    name: str
+    moves_per_s: float
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    samples: int
+    mean_concurrency: float
+    cpu_percent: float
+    rss_mb: float
+    stats: BotStats
+
+
+def measure(
+    name: str, proc: subprocess.Popen[bytes], url: str, tokens: list[str], args: argparse.Namespace
+) -> PhaseResult:
+    server = psutil.Process(proc.pid)
+    rss_peak = [0.0]
+    stop_sampling = False
+
+    def sample_rss() -> None:
+        while not stop_sampling:
+            try:
+                rss_peak[0] = max(rss_peak[0], server.memory_info().rss / 2**20)
+            except psutil.Error:
+                return
+            time.sleep(0.5)
+
+    import threading
+
+    sampler = threading.Thread(target=sample_rss, daemon=True)
+    sampler.start()
+    # CPU over the measurement window: read cpu_times at its edges from a helper thread.
+    cpu_marks: dict[str, float] = {}
+
+    def mark_cpu(at: float, key: str) -> None:
+        time.sleep(max(0.0, at - time.monotonic()))
+        t = server.cpu_times()
+        cpu_marks[key] = t.user + t.system
+        cpu_marks[key + "_wall"] = time.monotonic()
+
+    # Bots start together once every process is up (spawning takes a moment per process).
+    start_at = time.monotonic() + 2.0 + 0.3 * args.procs
+    stop_at = start_at + args.duration
+    first, last = start_at + args.warmup, stop_at
+    marks = [
+        threading.Thread(target=mark_cpu, args=(first, "a"), daemon=True),
+        threading.Thread(target=mark_cpu, args=(last, "b"), daemon=True),
+    ]
+    for t in marks:
+        t.start()
+    stats = run_bots(url, tokens, args.game, args.procs, start_at, stop_at, args.think_ms / 1000)
+    for t in marks:
+        t.join()
+    stop_sampling = True
+    lo, hi = first, last
+    received = {(m, p): t for m, p, t in stats.received}
+    latencies = sorted(
+        (received[(m, p + 1)] - t) * 1000
+        for m, p, t in stats.sent
+        if lo <= t < hi and (m, p + 1) in received
+    )
+    relayed = sum(1 for _, _, t in stats.sent if lo <= t < hi)
+    window = hi - lo
+    busy = sum(max(0.0, min(e, hi) - max(s, lo)) for s, e in stats.spans)
+    cpu = (cpu_marks["b"] - cpu_marks["a"]) / (cpu_marks["b_wall"] - cpu_marks["a_wall"]) * 100
+
+    def pct(q: float) -> float:
+        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else 0.0
+
+    return PhaseResult(
+        name=name,
+        moves_per_s=relayed / window,
+        p50_ms=statistics.median(latencies) if latencies else 0.0,
+        p99_ms=pct(0.99),
+        max_ms=latencies[-1] if latencies else 0.0,
+        samples=len(latencies),
+        mean_concurrency=busy / window,
+        cpu_percent=cpu,
+        rss_mb=rss_peak[0],
+        stats=stats,
+    )
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def arena_phase(
+    args: argparse.Namespace, workdir: Path
+) -> tuple[PhaseResult, tuple[int, dict[str, int]]]:
+    db_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
+    tokens = asyncio.run(_create_bots(db_url, 2 * args.matches))
+    port = free_port()
+    env = dict(os.environ, ARENA_ADMIN_TOKEN="bench-admin", **args.server_env)
+    cmd = [
+        sys.executable, "-c", "from server.cli import main; main()",
+        "serve", "--port", str(port), "--db", db_url,
+    ]  # fmt: skip
+    log = (workdir / "arena.log").open("wb")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
+    try:
+        wait_for_port(port, proc)
+        result = measure("arena", proc, f"ws://127.0.0.1:{port}/ws", tokens, args)
+    finally:
+        stop(proc)
+        log.close()
+    return result, asyncio.run(_stored_counts(db_url))
+
+
+def relay_phase(args: argparse.Namespace, workdir: Path, plies: int, deflate: bool) -> PhaseResult:
+    port = free_port()
+    cmd = [
+        sys.executable, "-c",
+        "from bench.server import relay_main; "
+        f"relay_main({port}, {args.game!r}, {plies}, {deflate})",
+    ]  # fmt: skip
+    log = (workdir / "relay.log").open("wb")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port, proc)
+        tokens = [f"relay-{i}" for i in range(2 * args.matches)]
+        return measure("relay", proc, f"ws://127.0.0.1:{port}/ws", tokens, args)
+    finally:
+        stop(proc)
+        log.close()
+
+
+def report(
+    arena: PhaseResult, relay: PhaseResult, stored: tuple[int, dict[str, int]], args: Any
+) -> str:
+    lines = [
+        f"bench.server: {args.matches} concurrent {args.game} matches, {2 * args.matches} bots in "
+        f"{args.procs} processes, think {args.think_ms:g} ms, {args.duration:.0f} s per phase "
+        f"({args.warmup:.0f} s warm-up), {os.cpu_count()} cores, load average before: "
+        f"{args.load_before}, permessage-deflate: {'on' if arena.stats.deflate else 'off'}",
+        "",
+        f"{'':8} {'moves/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'samples':>8} "
+        f"{'matches':>8} {'CPU %':>7} {'RSS MB':>7}",
+    ]
+    for r in (arena, relay):
+        lines.append(
+            f"{r.name:8} {r.moves_per_s:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.max_ms:8.1f} "
+            f"{r.samples:8d} {r.mean_concurrency:8.1f} {r.cpu_percent:7.0f} {r.rss_mb:7.0f}"
+        )
+    ratio = arena.moves_per_s / relay.moves_per_s if relay.moves_per_s else 0.0
+    lines += [
+        "",
+        f"throughput arena / relay: {ratio:.2f} (goal >= 0.50)",
+        f"p50 arena / relay: {arena.p50_ms / relay.p50_ms if relay.p50_ms else 0:.2f}; "
+        f"p99 arena / relay: {arena.p99_ms / relay.p99_ms if relay.p99_ms else 0:.2f}",
+        f"added latency p99 (arena): {arena.p99_ms:.2f} ms (goal <= 20 ms); "
+        f"over the relay: p50 +{arena.p50_ms - relay.p50_ms:.2f} ms, "
+        f"p99 +{arena.p99_ms - relay.p99_ms:.2f} ms",
+        f"mean concurrent arena matches in the window: {arena.mean_concurrency:.1f}",
+        f"moves sent by bots: {arena.stats.moves}; stored: {stored[0]} "
+        f"({'all persisted' if stored[0] == arena.stats.moves else 'MISMATCH'}); "
+        f"matches ended: {arena.stats.ended // 2}, stored by status: {stored[1]}",
+    ]
+    errors = {k: v for k, v in (arena.stats.errors + relay.stats.errors).items() if v}
+    lines.append(f"errors/abnormal endings: {errors or 'none'}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__)
+    parser.add_argument("--matches", type=int, default=200, help="concurrent matches")
+    parser.add_argument("--game", default="tic_tac_toe", choices=["tic_tac_toe", "connect_four"])
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds per phase")
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds not measured")
+    parser.add_argument("--procs", type=int, default=2, help="bot worker processes")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=0.0,
+        help="bots wait this long on average (+-50%%) before answering (0: at once, saturation)",
+    )
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra environment for arena serve, e.g. ARENA_RATE_LIMIT_PER_S=100",
+    )
+    parser.add_argument("--out", type=Path, help="also write the report to this file")
+    args = parser.parse_args(argv)
+    args.server_env = dict(item.split("=", 1) for item in args.server_env)
+    args.load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp:
+        workdir = Path(tmp)
+        arena, stored = arena_phase(args, workdir)
+        plies = round(arena.stats.moves / max(1, arena.stats.ended // 2))
+        relay = relay_phase(args, workdir, max(1, plies), arena.stats.deflate)
+        text = report(arena, relay, stored, args)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""A bot that plays random legal moves: python examples/random_bot.py URL TOKEN GAME [GAMES]"""
+
+import logging
+import random
+import sys
+
+from protocol.client import run_bot
+
+
+def choose(state, legal_moves, clock):
+    # state: the game's State; legal_moves: notation strings; clock.remaining_ms(): time left
+    return random.choice(legal_moves)
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    url, token, game, *rest = sys.argv[1:]
+    for end in run_bot(url, token, choose, game=game, games=int(rest[0]) if rest else 1):
+        print(end.match_id, end.termination.value, end.payoffs)

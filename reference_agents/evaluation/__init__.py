@@ -1,0 +1,62 @@
+"""Evaluation functions eval(n) for depth-limited search, one module per game.
+
+The notes (000, "Decisiones imperfectas") ask three things of eval(n): it orders terminal states
+as the utility does, it correlates with the true minimax value, and it is cheap to compute. Our
+contract adds one more, so that a real win or loss always outweighs an estimate:
+
+    ``evaluator_for(game)(state)`` is a per-seat value vector, strictly inside
+    ``(game.min_utility, game.max_utility)`` for a non-terminal state.
+
+    >>> import games
+    >>> from reference_agents.evaluation import evaluator_for
+    >>> g = games.get("tic_tac_toe")
+    >>> evaluator_for(g)(g.initial_state().result(4))  # X in the centre: E(n) = 8 - 4
+    (0.4, -0.4)
+
+Evaluators are registered by game name below ("module:function", imported on first use). A game
+without one gets the neutral evaluation (every seat at the midpoint of its utility range), so a
+search over it is still well defined, just blind at the cut-off.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+import games
+from games import State
+
+Evaluator = Callable[[State], tuple[float, ...]]
+
+_REGISTRY: dict[str, str] = {
+    "tic_tac_toe": "reference_agents.evaluation.tic_tac_toe:evaluate",
+    "connect_four": "reference_agents.evaluation.connect_four:evaluate",
+    "othello": "reference_agents.evaluation.othello:evaluate",
+    "backgammon": "reference_agents.evaluation.backgammon:evaluate",
+    "chinese_checkers": "reference_agents.evaluation.chinese_checkers:evaluate",
+}
+
+
+def evaluated_games() -> list[str]:
+    """Names of the games with a registered evaluation function."""
+    return sorted(_REGISTRY)
+
+
+def has_evaluator(game: games.Game) -> bool:
+    return game.name in _REGISTRY
+
+
+def evaluator_for(game: games.Game) -> Evaluator:
+    """eval(n) for ``game``: state -> value of every seat (see the module docstring)."""
+    target = _REGISTRY.get(game.name)
+    if target is None:
+        mid = (game.min_utility + game.max_utility) / 2
+        neutral = (mid,) * game.num_players
+
+        def evaluate_neutral(state: State) -> tuple[float, ...]:
+            return neutral
+
+        return evaluate_neutral
+    module_name, func_name = target.split(":")
+    func: Evaluator = getattr(importlib.import_module(module_name), func_name)
+    return func

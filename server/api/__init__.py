@@ -1,0 +1,20 @@
+"""The REST API under /api: endpoints parse, call a repository or service, and render."""
+
+from __future__ import annotations
+
+from starlette.routing import Route
+
+from server.api import bots, games, matches
+
+routes = [
+    Route("/health", games.health, methods=["GET"]),
+    Route("/games", games.list_games, methods=["GET"]),
+    Route("/bots", bots.list_bots, methods=["GET"]),
+    Route("/bots", bots.create_bot, methods=["POST"]),
+    Route("/bots/{name}/rotate", bots.rotate_token, methods=["POST"]),
+    Route("/bots/{name}/disable", bots.disable_bot, methods=["POST"]),
+    Route("/bots/{name}/enable", bots.enable_bot, methods=["POST"]),
+    Route("/matches", matches.list_matches, methods=["GET"]),
+    Route("/matches/{match_id}", matches.get_match, methods=["GET"]),
+    Route("/matches/{match_id}/replay", matches.replay, methods=["GET"]),
+]

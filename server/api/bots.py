@@ -1,0 +1,94 @@
+"""Bots: list (public), create / rotate token / disable / enable (admin token)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from protocol.errors import ErrorCode
+from server.api.auth import require_admin
+from server.api.errors import ApiError
+from server.db.models import Bot
+from server.repositories import bots
+from server.repositories.matches import iso
+
+
+def render_bot(bot: Bot) -> dict[str, Any]:
+    return {"name": bot.name, "enabled": bot.enabled, "created_at": iso(bot.created_at)}
+
+
+async def list_bots(request: Request) -> JSONResponse:
+    async with request.app.state.database.session() as session:
+        found = await bots.list_bots(session)
+        return JSONResponse({"bots": [render_bot(b) for b in found]})
+
+
+async def create_bot(request: Request) -> JSONResponse:
+    require_admin(request)
+    name = await _body_name(request)
+    try:
+        async with request.app.state.database.session() as session:
+            bot, token = await bots.create_bot(session, name)
+            rendered = render_bot(bot)
+    except bots.BotNameError as exc:
+        raise ApiError(400, ErrorCode.bad_request, str(exc)) from exc
+    except bots.BotExistsError as exc:
+        raise ApiError(409, ErrorCode.conflict, str(exc)) from exc
+    # The token is in this response and nowhere else.
+    return JSONResponse({**rendered, "token": token}, status_code=201)
+
+
+async def rotate_token(request: Request) -> JSONResponse:
+    require_admin(request)
+    name = request.path_params["name"]
+    async with request.app.state.database.session() as session:
+        try:
+            token = await bots.rotate_token(session, name)
+        except bots.UnknownBotError as exc:
+            raise ApiError(404, ErrorCode.not_found, str(exc)) from exc
+    # Committed: the old token must stop working for a connection already logged in with it.
+    _revoke(request, name, ErrorCode.bad_token)
+    return JSONResponse({"name": name, "token": token})
+
+
+async def disable_bot(request: Request) -> JSONResponse:
+    return await _set_enabled(request, False)
+
+
+async def enable_bot(request: Request) -> JSONResponse:
+    return await _set_enabled(request, True)
+
+
+async def _set_enabled(request: Request, enabled: bool) -> JSONResponse:
+    require_admin(request)
+    async with request.app.state.database.session() as session:
+        try:
+            bot = await bots.set_enabled(session, request.path_params["name"], enabled)
+        except bots.UnknownBotError as exc:
+            raise ApiError(404, ErrorCode.not_found, str(exc)) from exc
+        rendered = render_bot(bot)
+    if not enabled:
+        # Committed: a disabled bot that is connected right now is closed, not just refused
+        # at its next hello.
+        _revoke(request, rendered["name"], ErrorCode.bot_disabled)
+    return JSONResponse(rendered)
+
+
+def _revoke(request: Request, name: str, code: ErrorCode) -> None:
+    referee = getattr(request.app.state, "referee", None)
+    if referee is not None:
+        referee.bot_revoked(name, code)
+
+
+async def _body_name(request: Request) -> str:
+    try:
+        body = json.loads(await request.body() or b"null")
+    except ValueError as exc:
+        raise ApiError(400, ErrorCode.bad_json, f"the body is not JSON: {exc}") from exc
+    name = body.get("name") if isinstance(body, dict) else None
+    if not isinstance(name, str):
+        raise ApiError(400, ErrorCode.invalid_message, 'send a JSON body {"name": "<bot name>"}')
+    return name

@@ -1,0 +1,32 @@
+"""``arena serve``: run the server under uvicorn."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("serve")
+    def serve(
+        host: str = typer.Option(None, help="Interface to listen on (default: 127.0.0.1)."),
+        port: int = typer.Option(None, help="TCP port (default: 8000)."),
+        db: str = typer.Option(
+            None,
+            "--db",
+            help="Database URL or SQLite file path (default: sqlite file arena.db here).",
+        ),
+    ) -> None:
+        """Run the arena: REST under /api, bots connect to /ws.
+
+        The database is migrated on start; matches a crash left running are closed as aborted.
+        The admin token comes from ARENA_ADMIN_TOKEN, or is generated and printed on first start.
+        """
+        import uvicorn
+
+        from server.app import create_app, uvicorn_config
+        from server.settings import Settings
+
+        settings = Settings.from_env(host=host, port=port, db_url=db)
+        app_ = create_app(settings)
+        typer.echo(f"Ply Arena on http://{settings.host}:{settings.port}  (db: {settings.db_url})")
+        uvicorn.Server(uvicorn_config(app_, settings, log_level="info")).run()

@@ -1,0 +1,170 @@
+"""The single writer: one task that drains a queue of writes and commits them in batches.
+
+SQLite has one writer at a time. Many matches committing one move each from pooled connections
+wait on each other through SQLite's busy handler, whose sleeps grow to tens of milliseconds;
+the next turn of every match waits behind that. Instead every write goes through this queue:
+the writer takes everything queued, runs it in one transaction, commits once (a group commit)
+and resolves each write's future. While a commit is in progress new writes accumulate, so the
+batch size adapts to the load and an idle server adds no delay.
+
+    fut = database.recorder.submit(matches.record_move, match_id=..., ply=..., ...)
+    ...                      # writes are applied in submission order; no need to wait here
+    await fut                # only where the caller must know the write is committed
+
+If a batch fails, its writes are retried one by one in their own transactions, so a bad write
+fails only its own future.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+if TYPE_CHECKING:
+    from server.db.database import Database
+
+log = logging.getLogger(__name__)
+
+Write = Callable[..., Awaitable[Any]]
+#: ``bulk(session, [kwargs, ...])``: the same writes as calling a Write once per kwargs, faster.
+BulkWrite = Callable[[AsyncSession, list[dict[str, Any]]], Awaitable[None]]
+_BULK: dict[Write, BulkWrite] = {}
+
+
+def register_bulk(fn: Write, bulk: BulkWrite) -> None:
+    """Let the recorder run consecutive queued ``fn`` writes as one ``bulk`` call (executemany)."""
+    _BULK[fn] = bulk
+
+
+#: Upper bound on writes per transaction, to keep each commit short for readers and the CLI.
+MAX_BATCH = 1_000
+
+
+@dataclass(slots=True)
+class _Item:
+    fn: Write
+    kwargs: dict[str, Any]
+    future: asyncio.Future[Any]
+
+
+class RecorderClosedError(RuntimeError):
+    """A write was submitted after the recorder was closed."""
+
+
+class Recorder:
+    """Ordered, batched writes through one task. Created by ``Database`` (``database.recorder``)."""
+
+    def __init__(self, database: Database, max_batch: int = MAX_BATCH) -> None:
+        self._database = database
+        self._max_batch = max_batch
+        self._queue: asyncio.Queue[_Item | None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        #: Committed transactions and writes, for tests and benchmarks.
+        self.batches = 0
+        self.writes = 0
+
+    def submit(self, fn: Write, /, **kwargs: Any) -> asyncio.Future[Any]:
+        """Queue ``await fn(session, **kwargs)``; the future resolves to its result after commit.
+
+        Writes run in submission order. The caller need not await the future (a failure is then
+        logged), but must await it before relying on the write being stored.
+        """
+        if self._closed:
+            raise RecorderClosedError("the database recorder is closed")
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done():
+            self._queue = asyncio.Queue()
+            self._task = loop.create_task(self._run(self._queue), name="db-recorder")
+        future: asyncio.Future[Any] = loop.create_future()
+        future.add_done_callback(_log_failure)
+        assert self._queue is not None
+        self._queue.put_nowait(_Item(fn, kwargs, future))
+        return future
+
+    async def flush(self) -> None:
+        """Wait until every write submitted so far is committed (or has failed)."""
+
+        async def _noop(session: AsyncSession) -> None:
+            return None
+
+        if self._task is not None and not self._task.done():
+            await asyncio.shield(self.submit(_noop))
+
+    async def close(self) -> None:
+        """Commit what is queued, then stop the writer task. Later submits raise."""
+        self._closed = True
+        if self._task is not None and self._queue is not None:
+            self._queue.put_nowait(None)
+            await self._task
+        self._task = None
+
+    async def _run(self, queue: asyncio.Queue[_Item | None]) -> None:
+        stopping = False
+        while not stopping:
+            first = await queue.get()
+            if first is None:
+                break
+            batch = [first]
+            while len(batch) < self._max_batch and not queue.empty():
+                item = queue.get_nowait()
+                if item is None:
+                    stopping = True
+                    break
+                batch.append(item)
+            await self._commit(batch)
+
+    async def _commit(self, batch: list[_Item]) -> None:
+        results: list[Any] = []
+        try:
+            async with self._database.session() as session:
+                i = 0
+                while i < len(batch):
+                    item = batch[i]
+                    bulk = _BULK.get(item.fn)
+                    if bulk is None:
+                        results.append(await item.fn(session, **item.kwargs))
+                        i += 1
+                        continue
+                    j = i
+                    while j < len(batch) and batch[j].fn is item.fn:
+                        j += 1
+                    await bulk(session, [b.kwargs for b in batch[i:j]])
+                    results.extend([None] * (j - i))
+                    i = j
+        except Exception as exc:
+            if len(batch) == 1:
+                _settle(batch[0], error=exc)
+                return
+            # Find the bad write(s): each alone, in order, in its own transaction.
+            for item in batch:
+                await self._commit([item])
+            return
+        except BaseException as exc:  # cancelled: nothing was committed
+            for item in batch:
+                _settle(item, error=exc)
+            raise
+        self.batches += 1
+        self.writes += len(batch)
+        for item, value in zip(batch, results, strict=True):
+            _settle(item, value=value)
+
+
+def _settle(item: _Item, value: Any = None, error: BaseException | None = None) -> None:
+    if item.future.done():
+        return
+    if error is not None:
+        item.future.set_exception(error)
+    else:
+        item.future.set_result(value)
+
+
+def _log_failure(future: asyncio.Future[Any]) -> None:
+    # Fire-and-forget writes are allowed, so a failed one must not vanish silently.
+    if not future.cancelled() and future.exception() is not None:
+        log.error("database write failed", exc_info=future.exception())

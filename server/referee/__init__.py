@@ -1,0 +1,325 @@
+"""The referee: who is connected, who waits for whom, and the matches being played.
+
+``Referee`` is created by the app factory's lifespan (``app.state.referee``); the WebSocket
+sessions call it. It holds no SQL and no rules: bots come from ``server.repositories.bots``,
+rules from ``games``, and each match is a ``MatchRunner`` task.
+
+Pairing rules (documented for bot authors in docs/protocol.md):
+
+- Lobby: one queue per (game, time control, policy); the first ``num_players`` bots in arrival
+  order are paired. Challenges: the match starts when every named opponent has accepted.
+- Seats alternate per set of bots: the k-th match between the same bots in the same game (lobby
+  or challenge alike) seats them in bot-id order rotated by k. For two bots: first match the
+  older bot is seat 0, next match seat 1, and so on. The counts are read from the stored
+  matches at start (every stored match counts, aborted ones too), so a restart keeps rotating.
+- One connection per bot: a second ``hello`` with the same token replaces the first connection
+  (which gets ``replaced`` and is closed); the bot's queue places and pending challenges are
+  dropped, its running matches continue and are resynced on the new connection.
+- Revoked bots: when an administrator disables a bot or rotates its token (REST), the API calls
+  ``bot_revoked``: its connection is closed at once with ``bot_disabled`` / ``bad_token`` and its
+  matches go on as for any disconnect (its clock runs; a rotated bot may reconnect with the new
+  token, a disabled one cannot and loses on time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections import Counter
+from collections.abc import Sequence
+
+import games
+from protocol.errors import ErrorCode
+from protocol.messages import (
+    AcceptChallenge,
+    Challenge,
+    ChallengeDeclined,
+    ChallengeReceived,
+    ChallengeSent,
+    DeclineChallenge,
+    JoinLobby,
+    LeaveLobby,
+    LobbyJoined,
+    LobbyLeft,
+    MakeMove,
+    Policy,
+    Resign,
+    TimeControl,
+)
+from server import time_controls
+from server.db.database import Database
+from server.referee.challenges import Challenges, Party, PendingChallenge
+from server.referee.connections import BotConnection, ConnectionRegistry, RefereeError
+from server.referee.lobby import Lobby, QueueKey, Waiting
+from server.referee.match_runner import MatchRunner, SeatBot
+from server.repositories import bots as bot_repo
+from server.repositories import matches as match_repo
+from server.settings import Settings
+
+__all__ = ["BotConnection", "MatchRunner", "Referee", "RefereeError"]
+
+log = logging.getLogger(__name__)
+
+
+class Referee:
+    def __init__(self, database: Database, settings: Settings) -> None:
+        self.database = database
+        self.settings = settings
+        self.connections = ConnectionRegistry()
+        self.lobby = Lobby()
+        self.challenges = Challenges()
+        self.matches: dict[str, MatchRunner] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._pairings: Counter[tuple[str, frozenset[int]]] = Counter()
+        # Revocations so far, and the number of each bot's latest one (by name): a login whose
+        # token check overlapped a revocation of that bot checks again (see authenticate).
+        self._revocations = 0
+        self._revoked_at: dict[str, int] = {}
+
+    async def start(self) -> None:
+        """Load the seat-rotation counts from the stored matches; matches start on demand."""
+        async with self.database.session() as session:
+            self._pairings = await match_repo.pairing_counts(session)
+
+    async def stop(self) -> None:
+        """End every running match as aborted (stored), then return."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # --- sessions -----------------------------------------------------------------------
+
+    async def authenticate(self, token: str) -> tuple[int, str]:
+        """(bot id, name) for a token; RefereeError bad_token / bot_disabled otherwise.
+
+        The caller logs in right after (no await in between), so a revocation cannot slip
+        between this check and the login.
+        """
+        if not token:
+            raise RefereeError(ErrorCode.bad_token, "the token matches no bot")
+        while True:
+            seen = self._revocations
+            async with self.database.session() as session:
+                bot = await bot_repo.bot_by_token(session, token)
+                found = None if bot is None else (bot.id, bot.name, bot.enabled)
+            if found is None:
+                raise RefereeError(ErrorCode.bad_token, "the token matches no bot")
+            bot_id, name, enabled = found
+            if self._revoked_at.get(name, 0) <= seen:
+                break
+            # Revoked while we read: the read may predate the change, so read again.
+        if not enabled:
+            raise RefereeError(ErrorCode.bot_disabled, f"bot {name!r} is disabled")
+        return bot_id, name
+
+    def login(self, conn: BotConnection) -> list[str]:
+        """Make ``conn`` the bot's live connection; the ids of its running matches.
+
+        The caller sends ``welcome`` and then calls ``resync``.
+        """
+        old = self.connections.register(conn)
+        if old is not None:
+            self._drop_waiting(conn.bot_id)
+            old.close_with(
+                RefereeError(
+                    ErrorCode.replaced, "another connection logged in with this bot's token"
+                ).to_message(fatal=True)
+            )
+        return [m.match_id for m in self._matches_of(conn.bot_id)]
+
+    def bot_revoked(self, name: str, code: ErrorCode = ErrorCode.bot_disabled) -> bool:
+        """Disconnect the bot ``name`` now: it was disabled (``bot_disabled``) or its token was
+        rotated (``bad_token``). Called by the REST API after the change is committed.
+
+        Its connection gets the fatal ``code`` and is closed; its queue places and challenges
+        are dropped at once; its matches go on as for any disconnect. True if it was connected.
+        """
+        self._revocations += 1
+        self._revoked_at[name] = self._revocations
+        conn = self.connections.by_name(name)
+        if conn is None:
+            return False
+        why = (
+            f"bot {name!r} was disabled by an administrator"
+            if code == ErrorCode.bot_disabled
+            else f"the token of bot {name!r} was replaced; reconnect with the new one"
+        )
+        self.connections.unregister(conn)
+        self._drop_waiting(conn.bot_id)
+        conn.close_with(RefereeError(code, why).to_message(fatal=True))
+        return True
+
+    def resync(self, conn: BotConnection) -> None:
+        for runner in self._matches_of(conn.bot_id):
+            runner.resync(conn.bot_id)
+
+    def disconnected(self, conn: BotConnection) -> None:
+        # A replaced connection no longer speaks for the bot: leave the new one's state alone.
+        if self.connections.unregister(conn):
+            self._drop_waiting(conn.bot_id)
+
+    def _drop_waiting(self, bot_id: int) -> None:
+        self.lobby.leave(bot_id)
+        for challenge in self.challenges.involving(bot_id):
+            self.challenges.remove(challenge.challenge_id)
+            if challenge.challenger.bot_id == bot_id:
+                continue  # the challenge simply lapses
+            by = next(p.name for p in challenge.opponents if p.bot_id == bot_id)
+            declined = ChallengeDeclined(challenge_id=challenge.challenge_id, by=by)
+            for party in challenge.parties():
+                if party.bot_id != bot_id:
+                    self.connections.send(party.bot_id, declined)
+
+    def _matches_of(self, bot_id: int) -> list[MatchRunner]:
+        return [
+            m for m in self.matches.values() if m.seat_of(bot_id) is not None and not m.finished
+        ]
+
+    # --- lobby --------------------------------------------------------------------------
+
+    def join(self, conn: BotConnection, message: JoinLobby) -> None:
+        game = _game(message.game)
+        tc = _time_control(game, message.time_control)
+        key = QueueKey.of(game.name, tc, message.policy)
+        waiting, group = self.lobby.join(key, Waiting(conn.bot_id, conn.bot_name), game.num_players)
+        conn.send(
+            LobbyJoined(game=game.name, time_control=tc, policy=message.policy, waiting=waiting)
+        )
+        if group is not None:
+            self.start_match(game, [(w.bot_id, w.name) for w in group], tc, message.policy)
+
+    def leave(self, conn: BotConnection, message: LeaveLobby) -> None:
+        if message.game is not None:
+            _game(message.game)
+        self.lobby.leave(conn.bot_id, message.game)
+        conn.send(LobbyLeft(game=message.game))
+
+    # --- challenges ---------------------------------------------------------------------
+
+    def challenge(self, conn: BotConnection, message: Challenge) -> None:
+        game = _game(message.game)
+        tc = _time_control(game, message.time_control)
+        if len(message.opponents) != game.num_players - 1:
+            raise RefereeError(
+                ErrorCode.invalid_message,
+                f"opponents: {game.name} needs {game.num_players - 1} opponent(s), "
+                f"got {len(message.opponents)}",
+            )
+        if len(set(message.opponents)) != len(message.opponents):
+            raise RefereeError(ErrorCode.invalid_message, "opponents: a bot is named twice")
+        opponents: list[Party] = []
+        for name in message.opponents:
+            if name == conn.bot_name:
+                raise RefereeError(ErrorCode.unknown_bot, "a bot cannot challenge itself")
+            other = self.connections.by_name(name)
+            if other is None:
+                raise RefereeError(
+                    ErrorCode.unknown_bot, f"no bot named {name!r} is connected right now"
+                )
+            opponents.append(Party(other.bot_id, other.bot_name))
+        pending = self.challenges.create(
+            Party(conn.bot_id, conn.bot_name), game.name, opponents, tc, message.policy
+        )
+        conn.send(ChallengeSent(challenge_id=pending.challenge_id))
+        received = ChallengeReceived(
+            challenge_id=pending.challenge_id,
+            challenger=conn.bot_name,
+            game=game.name,
+            opponents=[p.name for p in opponents],
+            time_control=tc,
+            policy=message.policy,
+        )
+        for party in opponents:
+            self.connections.send(party.bot_id, received)
+
+    def accept(self, conn: BotConnection, message: AcceptChallenge) -> None:
+        pending = self._pending(conn, message.challenge_id)
+        pending.accepted.add(conn.bot_id)
+        if pending.complete():
+            self.challenges.remove(pending.challenge_id)
+            parties = [(p.bot_id, p.name) for p in pending.parties()]
+            self.start_match(games.get(pending.game), parties, pending.time_control, pending.policy)
+
+    def decline(self, conn: BotConnection, message: DeclineChallenge) -> None:
+        pending = self._pending(conn, message.challenge_id)
+        self.challenges.remove(pending.challenge_id)
+        declined = ChallengeDeclined(challenge_id=pending.challenge_id, by=conn.bot_name)
+        for party in pending.parties():
+            self.connections.send(party.bot_id, declined)
+
+    def _pending(self, conn: BotConnection, challenge_id: str) -> PendingChallenge:
+        pending = self.challenges.for_opponent(challenge_id, conn.bot_id)
+        if pending is None:
+            raise RefereeError(
+                ErrorCode.unknown_challenge,
+                f"no pending challenge {challenge_id!r} names this bot as an opponent",
+            )
+        return pending
+
+    # --- matches ------------------------------------------------------------------------
+
+    def start_match(
+        self,
+        game: games.Game,
+        bots: Sequence[tuple[int, str]],
+        time_control: TimeControl,
+        policy: Policy,
+    ) -> MatchRunner:
+        """Seat ``bots`` (alternating per set of bots) and start the match task."""
+        ordered = sorted(bots)
+        key = (game.name, frozenset(b for b, _ in bots))
+        k = self._pairings[key] % len(ordered)
+        self._pairings[key] += 1
+        ordered = ordered[k:] + ordered[:k]
+        runner = MatchRunner(
+            match_id=secrets.token_urlsafe(8),
+            game=game,
+            seats=[SeatBot(b, name) for b, name in ordered],
+            time_control=time_control,
+            policy=policy,
+            database=self.database,
+            connections=self.connections,
+            max_latency_grace_ms=self.settings.max_latency_grace_ms,
+            move_limit=time_controls.move_limit(game.name),
+            on_finish=self._finished,
+        )
+        self.matches[runner.match_id] = runner
+        self._tasks[runner.match_id] = asyncio.create_task(
+            runner.run(), name=f"match-{runner.match_id}"
+        )
+        return runner
+
+    def _finished(self, runner: MatchRunner) -> None:
+        self.matches.pop(runner.match_id, None)
+        self._tasks.pop(runner.match_id, None)
+
+    def move(self, conn: BotConnection, message: MakeMove, received_at: float) -> None:
+        self._runner(message.match_id).submit(conn.bot_id, message, received_at)
+
+    def resign(self, conn: BotConnection, message: Resign) -> None:
+        self._runner(message.match_id).resign(conn.bot_id)
+
+    def _runner(self, match_id: str) -> MatchRunner:
+        runner = self.matches.get(match_id)
+        if runner is None or runner.finished:
+            raise RefereeError(
+                ErrorCode.unknown_match, f"no running match has id {match_id!r}", match_id
+            )
+        return runner
+
+
+def _game(name: str) -> games.Game:
+    try:
+        return games.get(name)
+    except ValueError as e:
+        raise RefereeError(ErrorCode.unknown_game, str(e)) from None
+
+
+def _time_control(game: games.Game, requested: TimeControl | None) -> TimeControl:
+    try:
+        return time_controls.resolve_time_control(game.name, requested)
+    except ValueError as e:
+        raise RefereeError(ErrorCode.bad_time_control, str(e)) from None

@@ -1,0 +1,433 @@
+"""The referee of one match: one asyncio task that asks each seat in turn and checks every answer.
+
+The runner owns the position. It rolls the dice itself from ``random.Random(seed)`` (a per-match
+seed from ``secrets``, stored and revealed only in the finished record), sends ``turn`` to the
+seat to move, waits on ``time.monotonic()`` for its ``move``, checks it with ``games``, queues it
+for the database's single writer (``database.recorder``: in order, batched commits) and moves on;
+the match's result is stored only after every move of it is committed.
+
+Faults and what they cost (``docs/protocol.md`` repeats this):
+
+- timeout (limit + bank + latency grace spent) and an unparseable or illegal move follow the
+  match's policy: ``forfeit`` ends the match (termination ``timeout`` / ``illegal_move``, the seat
+  ``at_fault``); ``random_move`` plays a random legal move for the bot, tells it with
+  ``forced_move`` and records ``forced``.
+- running out of time while disconnected always ends the match with ``disconnect``.
+- ``resign`` ends the match at once, with the resigning seat at fault.
+- a forfeit pays the faulty seat the game's ``min_utility``; the other seats share what is left
+  of ``constant_sum`` equally (for a two-player zero-sum game: -1 / +1); games without a constant
+  sum pay the others ``max_utility``.
+- reaching the move limit (seat moves, not dice) ends the match ``move_limit``: every seat gets
+  ``constant_sum / n`` (0 without a constant sum).
+- server shutdown ends it ``aborted`` with zero payoffs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import games
+from games import CHANCE, IllegalMoveError, InvalidMoveError, Move
+from protocol.errors import ErrorCode
+from protocol.messages import (
+    ErrorMessage,
+    ForcedMove,
+    MakeMove,
+    MatchEnd,
+    MatchStart,
+    PlayedMove,
+    Policy,
+    SeatInfo,
+    Termination,
+    TimeControl,
+    Turn,
+)
+from server.db.database import Database
+from server.referee.clock import SeatClock, latency_grace_ms
+from server.referee.connections import ConnectionRegistry, RefereeError
+from server.repositories import matches as match_repo
+
+log = logging.getLogger(__name__)
+
+ForcedReason = Literal["timeout", "illegal_move"]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatBot:
+    bot_id: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Submitted:
+    move: str
+    info: dict[str, Any] | None
+    received_at: float
+
+
+class _Resigned:
+    pass
+
+
+_RESIGNED = _Resigned()
+
+
+def forfeit_payoffs(game: games.Game, at_fault: int) -> list[float]:
+    """The faulty seat gets min_utility; the others share the rest of constant_sum."""
+    n = game.num_players
+    if game.constant_sum is not None:
+        other = (game.constant_sum - game.min_utility) / (n - 1)
+    else:
+        other = game.max_utility
+    return [game.min_utility if seat == at_fault else other for seat in range(n)]
+
+
+def drawn_payoffs(game: games.Game) -> list[float]:
+    n = game.num_players
+    share = game.constant_sum / n if game.constant_sum is not None else 0.0
+    return [share] * n
+
+
+class MatchRunner:
+    """One running match. ``run()`` is the task; the session calls ``submit`` / ``resign``."""
+
+    def __init__(
+        self,
+        *,
+        match_id: str,
+        game: games.Game,
+        seats: list[SeatBot],
+        time_control: TimeControl,
+        policy: Policy,
+        database: Database,
+        connections: ConnectionRegistry,
+        max_latency_grace_ms: int,
+        move_limit: int | None = None,
+        on_finish: Callable[[MatchRunner], None] | None = None,
+    ) -> None:
+        if len(seats) != game.num_players:
+            raise ValueError(f"{game.name} needs {game.num_players} seats, got {len(seats)}")
+        self.match_id = match_id
+        self.game = game
+        self.seats = seats
+        self.time_control = time_control
+        self.policy = policy
+        self.move_limit = move_limit
+        self.seed = secrets.randbits(64)
+        self.state = game.initial_state()
+        self.events: list[PlayedMove] = []
+        self.finished = False
+        self.result: MatchEnd | None = None
+        self._database = database
+        self._connections = connections
+        self._grace_cap_ms = max_latency_grace_ms
+        self._on_finish = on_finish
+        # Dice come from the stored seed alone; forced moves use a separate stream so that
+        # they do not shift the dice sequence.
+        self._dice = random.Random(self.seed)
+        self._forcer = random.Random(f"{self.seed}:forced")
+        self._clocks = [SeatClock(time_control.move_ms, float(time_control.bank_ms)) for _ in seats]
+        self._seat_of = {s.bot_id: i for i, s in enumerate(seats)}
+        self._last_move_ply = [-1] * len(seats)
+        self._seat_moves = 0
+        self._turn_seat: int | None = None
+        self._turn_sent_at = 0.0
+        self._waiter: asyncio.Future[_Submitted | _Resigned] | None = None
+        self._resigned: int | None = None
+        self._write_failed = False
+        self._last_write: asyncio.Future[Any] | None = None
+        self._start_messages = [self._match_start(seat) for seat in range(len(seats))]
+
+    # --- called by the referee / sessions -------------------------------------------------
+
+    def seat_of(self, bot_id: int) -> int | None:
+        return self._seat_of.get(bot_id)
+
+    def submit(self, bot_id: int, message: MakeMove, received_at: float) -> None:
+        """Hand the current seat's move to the runner; RefereeError for a request out of place.
+
+        The move itself is checked by the runner, which owns the position and the policy.
+        """
+        seat = self._check_seat(bot_id)
+        ply = len(self.events)
+        waiting = self._waiter is not None and not self._waiter.done()
+        if message.ply < ply:
+            raise RefereeError(
+                ErrorCode.stale_ply,
+                f"ply {message.ply} is over; the match is at ply {ply}",
+                self.match_id,
+            )
+        if not waiting or self._turn_seat != seat:
+            raise RefereeError(
+                ErrorCode.not_your_turn,
+                f"it is not seat {seat}'s turn at ply {ply}; wait for a turn message",
+                self.match_id,
+            )
+        if message.ply != ply:
+            raise RefereeError(
+                ErrorCode.stale_ply,
+                f"ply {message.ply} is not the current ply {ply}; echo the ply of the turn",
+                self.match_id,
+            )
+        info = message.info.model_dump(exclude_defaults=True) if message.info else None
+        assert self._waiter is not None
+        self._waiter.set_result(_Submitted(message.move, info, received_at))
+
+    def resign(self, bot_id: int) -> None:
+        seat = self._check_seat(bot_id)
+        if self._resigned is None:
+            self._resigned = seat
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(_RESIGNED)
+
+    def resync(self, bot_id: int) -> None:
+        """Bring a reconnected bot up to date: match_start again, and its turn if it is on move."""
+        seat = self.seat_of(bot_id)
+        if seat is None or self.finished:
+            return
+        self._connections.send(bot_id, self._start_messages[seat])
+        if self._turn_seat == seat and self._waiter is not None and not self._waiter.done():
+            self._connections.send(bot_id, self._turn_message(seat))
+
+    def _check_seat(self, bot_id: int) -> int:
+        seat = self.seat_of(bot_id)
+        if seat is None:
+            raise RefereeError(
+                ErrorCode.not_in_match, "this bot holds no seat in that match", self.match_id
+            )
+        if self.finished:
+            raise RefereeError(ErrorCode.unknown_match, "that match is over", self.match_id)
+        return seat
+
+    # --- the task -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            # Awaited: the match is in the database (and REST) before any bot hears of it.
+            await self._database.recorder.submit(
+                match_repo.create_match,
+                match_id=self.match_id,
+                game=self.game.name,
+                bot_ids=[s.bot_id for s in self.seats],
+                time_control=self.time_control.model_dump(),
+                policy=self.policy.value,
+                seed=self.seed,
+            )
+            for seat, bot in enumerate(self.seats):
+                self._connections.send(bot.bot_id, self._start_messages[seat])
+            termination, at_fault = await self._play()
+            if at_fault is not None:
+                payoffs = forfeit_payoffs(self.game, at_fault)
+            elif termination is Termination.normal:
+                payoffs = [float(p) for p in self.state.returns()]
+            else:
+                payoffs = drawn_payoffs(self.game)
+            await self._finish(termination, at_fault, payoffs)
+        except asyncio.CancelledError:
+            # Shutdown: close the match cleanly as aborted, then let the cancellation through.
+            await self._abort()
+            raise
+        except Exception:
+            log.exception("match %s failed; aborting it", self.match_id)
+            await self._abort()
+        finally:
+            if self._on_finish is not None:
+                self._on_finish(self)
+
+    async def _play(self) -> tuple[Termination, int | None]:
+        while True:
+            if self._resigned is not None:
+                return Termination.resign, self._resigned
+            state = self.state
+            if state.is_terminal():
+                return Termination.normal, None
+            if state.player == CHANCE:
+                outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+                outcome = self._dice.choices(outcomes, probs)[0]
+                await self._apply(None, outcome)
+                continue
+            if self.move_limit is not None and self._seat_moves >= self.move_limit:
+                return Termination.move_limit, None
+            seat = state.player
+            answer = await self._ask(seat)
+            if answer is _RESIGNED:
+                continue
+            if answer is None:  # out of time
+                bot_id = self.seats[seat].bot_id
+                if self._connections.get(bot_id) is None:
+                    return Termination.disconnect, seat
+                if self.policy is Policy.forfeit:
+                    return Termination.timeout, seat
+                self._clocks[seat].flag()
+                await self._force(seat, "timeout")
+                continue
+            assert isinstance(answer, _Submitted)
+            think_ms = round((answer.received_at - self._turn_sent_at) * 1000)
+            try:
+                move = self.game.parse_move(state, answer.move)
+            except IllegalMoveError as e:
+                code, why = ErrorCode.illegal_move, str(e)
+            except (InvalidMoveError, ValueError) as e:
+                code, why = ErrorCode.invalid_move, str(e)
+            else:
+                await self._apply(seat, move, think_ms=think_ms, info=answer.info)
+                continue
+            self._tell(seat, code, why)
+            if self.policy is Policy.forfeit:
+                return Termination.illegal_move, seat
+            await self._force(seat, "illegal_move", think_ms=think_ms)
+
+    async def _ask(self, seat: int) -> _Submitted | _Resigned | None:
+        """Send the turn and wait for the answer; None when the seat ran out of time."""
+        bot_id = self.seats[seat].bot_id
+        conn = self._connections.get(bot_id)
+        grace = latency_grace_ms(conn.rtt_ms() if conn is not None else None, self._grace_cap_ms)
+        clock = self._clocks[seat]
+        waiter: asyncio.Future[_Submitted | _Resigned] = asyncio.get_running_loop().create_future()
+        self._waiter = waiter
+        self._turn_seat = seat
+        self._turn_sent_at = time.monotonic()
+        self._connections.send(bot_id, self._turn_message(seat, fresh=True))
+        try:
+            answer = await asyncio.wait_for(waiter, clock.allowance_ms(grace) / 1000)
+        except TimeoutError:
+            return None
+        finally:
+            self._turn_seat = None
+            self._waiter = None
+        if isinstance(answer, _Submitted):
+            elapsed_ms = (answer.received_at - self._turn_sent_at) * 1000
+            if not clock.charge(elapsed_ms, grace):
+                return None
+        return answer
+
+    async def _apply(
+        self,
+        seat: int | None,
+        move: Move,
+        *,
+        think_ms: int | None = None,
+        info: dict[str, Any] | None = None,
+        forced: str | None = None,
+    ) -> str:
+        state = self.state
+        text = self.game.format_move(state, move)
+        ply = len(self.events)
+        # The position advances before the write so that a resync during the write is consistent.
+        self.state = state.result(move)
+        self.events.append(PlayedMove(ply=ply, seat=seat, move=text))
+        if seat is not None:
+            self._last_move_ply[seat] = ply
+            self._seat_moves += 1
+        # Not awaited: the single writer keeps writes in order and commits them in batches, so
+        # the next turn goes out at once; _finish waits for the commit of everything.
+        write = self._database.recorder.submit(
+            match_repo.record_move,
+            match_id=self.match_id,
+            ply=ply,
+            seat=seat,
+            move=text,
+            think_ms=think_ms,
+            info=info,
+            forced=forced,
+        )
+        write.add_done_callback(self._note_write)
+        self._last_write = write
+        return text
+
+    def _note_write(self, write: asyncio.Future[Any]) -> None:
+        if not write.cancelled() and write.exception() is not None:
+            self._write_failed = True
+
+    async def _force(self, seat: int, reason: ForcedReason, *, think_ms: int | None = None) -> None:
+        move = self._forcer.choice(list(self.state.actions()))
+        ply = len(self.events)
+        text = await self._apply(seat, move, think_ms=think_ms, forced=reason)
+        self._connections.send(
+            self.seats[seat].bot_id,
+            ForcedMove(match_id=self.match_id, ply=ply, move=text, reason=reason),
+        )
+
+    def _tell(self, seat: int, code: ErrorCode, why: str) -> None:
+        self._connections.send(
+            self.seats[seat].bot_id,
+            ErrorMessage(code=code, message=why, fatal=False, match_id=self.match_id),
+        )
+
+    async def _finish(
+        self, termination: Termination, at_fault: int | None, payoffs: list[float]
+    ) -> None:
+        self.finished = True
+        position = self.game.state_to_json(self.state)
+        if self._last_write is not None:
+            # Writes commit in order: once the last one is settled, all of them are.
+            await asyncio.wait([self._last_write])
+        if self._write_failed:
+            # A move is missing from the record: it would not re-derive, so it is not a result.
+            log.error("match %s lost a move write; storing it as aborted", self.match_id)
+            termination, at_fault, payoffs = Termination.aborted, None, [0.0] * len(self.seats)
+        # Store first, then tell the bots: a bot that sees match_end can fetch the final record.
+        await self._database.recorder.submit(
+            match_repo.finish_match,
+            match_id=self.match_id,
+            payoffs=payoffs,
+            termination=termination.value,
+            at_fault=at_fault,
+            final_position=position,
+        )
+        self.result = MatchEnd(
+            match_id=self.match_id,
+            payoffs=payoffs,
+            termination=termination,
+            at_fault=at_fault,
+            position=position,
+            plies=len(self.events),
+        )
+        for bot in self.seats:
+            self._connections.send(bot.bot_id, self.result)
+
+    async def _abort(self) -> None:
+        if self.finished:
+            return
+        try:
+            await self._finish(Termination.aborted, None, [0.0] * len(self.seats))
+        except Exception:
+            # The match row may not exist (create failed) or the database is gone; on the next
+            # start abort_unfinished closes whatever is still marked running.
+            log.exception("could not store the abort of match %s", self.match_id)
+
+    # --- messages -----------------------------------------------------------------------
+
+    def _match_start(self, seat: int) -> MatchStart:
+        return MatchStart(
+            match_id=self.match_id,
+            game=self.game.name,
+            seats=[SeatInfo(seat=i, bot=b.name) for i, b in enumerate(self.seats)],
+            your_seat=seat,
+            time_control=self.time_control,
+            policy=self.policy,
+            position=self.game.state_to_json(self.game.initial_state()),
+        )
+
+    def _turn_message(self, seat: int, *, fresh: bool = False) -> Turn:
+        state = self.state
+        clock = self._clocks[seat]
+        # On a resync part of the move time is already gone: report what is left.
+        spent = 0.0 if fresh else (time.monotonic() - self._turn_sent_at) * 1000
+        return Turn(
+            match_id=self.match_id,
+            ply=len(self.events),
+            position=self.game.state_to_json(state),
+            legal_moves=[self.game.format_move(state, m) for m in state.actions()],
+            since_last=self.events[self._last_move_ply[seat] + 1 :],
+            clocks_ms=[int(c.bank_ms) for c in self._clocks],
+            move_ms=max(0, int(clock.move_ms - spent)),
+            deadline_ms=max(0, int(clock.move_ms + clock.bank_ms - spent)),
+        )

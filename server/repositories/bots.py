@@ -1,0 +1,121 @@
+"""Bots and the admin token. Tokens are random, shown once and stored only as sha256 hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Sequence
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.db.models import AdminToken, Bot
+
+#: Bot names appear in URLs and on the wire: keep them plain.
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class BotNameError(ValueError):
+    """The name is not acceptable for a bot."""
+
+
+class BotExistsError(ValueError):
+    """A bot with that name already exists."""
+
+
+class UnknownBotError(LookupError):
+    """No bot has that name."""
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+async def create_bot(session: AsyncSession, name: str) -> tuple[Bot, str]:
+    """A new enabled bot and its token (the only time the token is available)."""
+    if not NAME_PATTERN.match(name):
+        raise BotNameError(
+            f"bad bot name {name!r}: use 1-64 letters, digits, '_', '-' or '.', "
+            "starting with a letter or digit"
+        )
+    if await bot_by_name(session, name) is not None:
+        raise BotExistsError(f"a bot named {name!r} already exists")
+    token = new_token()
+    bot = Bot(name=name, token_hash=hash_token(token), enabled=True)
+    session.add(bot)
+    try:
+        await session.flush()
+    except IntegrityError as exc:
+        # Another writer created the same name between our check and this insert.
+        raise BotExistsError(f"a bot named {name!r} already exists") from exc
+    return bot, token
+
+
+async def bot_by_token(session: AsyncSession, token: str) -> Bot | None:
+    if not token:
+        return None
+    return await session.scalar(select(Bot).where(Bot.token_hash == hash_token(token)))
+
+
+async def bot_by_name(session: AsyncSession, name: str) -> Bot | None:
+    return await session.scalar(select(Bot).where(Bot.name == name))
+
+
+async def list_bots(session: AsyncSession) -> Sequence[Bot]:
+    return (await session.scalars(select(Bot).order_by(Bot.name))).all()
+
+
+async def rotate_token(session: AsyncSession, name: str) -> str:
+    """A fresh token for ``name``; the old one stops working at once."""
+    bot = await _require(session, name)
+    token = new_token()
+    bot.token_hash = hash_token(token)
+    await session.flush()
+    return token
+
+
+async def set_enabled(session: AsyncSession, name: str, enabled: bool) -> Bot:
+    bot = await _require(session, name)
+    bot.enabled = enabled
+    await session.flush()
+    return bot
+
+
+async def _require(session: AsyncSession, name: str) -> Bot:
+    bot = await bot_by_name(session, name)
+    if bot is None:
+        raise UnknownBotError(f"no bot named {name!r}")
+    return bot
+
+
+# --- the admin token -------------------------------------------------------------------------
+
+
+async def admin_token_hash(session: AsyncSession) -> str | None:
+    """The stored admin token hash (the newest one), or None before first start."""
+    return await session.scalar(
+        select(AdminToken.token_hash).order_by(AdminToken.id.desc()).limit(1)
+    )
+
+
+async def set_admin_token(session: AsyncSession, token: str) -> None:
+    """Make ``token`` the admin token (replacing any stored one)."""
+    digest = hash_token(token)
+    for row in (await session.scalars(select(AdminToken))).all():
+        if row.token_hash != digest:
+            await session.delete(row)
+    await session.flush()
+    if await admin_token_hash(session) != digest:
+        session.add(AdminToken(token_hash=digest))
+        await session.flush()
+
+
+def token_matches(token: str, digest: str | None) -> bool:
+    """Constant-time comparison of a presented token with a stored hash."""
+    return digest is not None and secrets.compare_digest(hash_token(token), digest)

@@ -1,0 +1,345 @@
+"""Matches, their seats, moves, chance events and results.
+
+The referee writes each move as it is played, one small transaction per move, so a crash loses
+at most the move in flight; ``abort_unfinished`` then closes what was left running.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from server.db.models import Base, Bot, ChanceEvent, Match, MoveRecord, Result, Seat, utcnow
+from server.db.recorder import register_bulk
+
+RUNNING = "running"
+FINISHED = "finished"
+ABORTED = "aborted"
+STATUSES = (RUNNING, FINISHED, ABORTED)
+
+
+_MOVES = Base.metadata.tables[MoveRecord.__tablename__]
+_CHANCE_EVENTS = Base.metadata.tables[ChanceEvent.__tablename__]
+
+
+class UnknownMatchError(LookupError):
+    """No match has that id."""
+
+
+class MatchOverError(ValueError):
+    """The match already has a result."""
+
+
+async def create_match(
+    session: AsyncSession,
+    *,
+    match_id: str,
+    game: str,
+    bot_ids: Sequence[int],
+    time_control: Mapping[str, Any],
+    policy: str,
+    seed: int,
+) -> None:
+    """A running match with one seat per bot id, in seat order."""
+    match = Match(
+        id=match_id,
+        game=game,
+        status=RUNNING,
+        move_ms=int(time_control["move_ms"]),
+        bank_ms=int(time_control.get("bank_ms", 0)),
+        policy=str(policy),
+        seed=str(seed),
+    )
+    session.add(match)
+    # No flush: the unit of work inserts the match before its seats at commit, and a batch of
+    # writes (server/db/recorder.py) then costs one round trip instead of one per row.
+    session.add_all(Seat(match_id=match_id, seat=i, bot_id=b) for i, b in enumerate(bot_ids))
+
+
+async def record_move(
+    session: AsyncSession,
+    *,
+    match_id: str,
+    ply: int,
+    seat: int | None,
+    move: str,
+    think_ms: int | None = None,
+    info: Mapping[str, Any] | None = None,
+    forced: str | None = None,
+) -> None:
+    """Store one move (``seat`` None: a chance outcome, e.g. dice)."""
+    if seat is None:
+        session.add(ChanceEvent(match_id=match_id, ply=ply, outcome=move))
+    else:
+        session.add(
+            MoveRecord(
+                match_id=match_id,
+                ply=ply,
+                seat=seat,
+                move=move,
+                think_ms=think_ms,
+                info=dict(info) if info is not None else None,
+                forced=str(forced) if forced is not None else None,
+            )
+        )
+
+
+async def record_moves(session: AsyncSession, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Many ``record_move`` calls at once (keyword dicts), in one executemany per table.
+
+    The recorder uses this for runs of queued moves: building ORM objects costs more than the
+    insert itself at hundreds of moves per second.
+    """
+    # Core inserts do not autoflush: pending ORM rows (a new match) must reach the table first.
+    await session.flush()
+    now = utcnow()
+    moves: list[dict[str, Any]] = []
+    chance: list[dict[str, Any]] = []
+    for row in rows:
+        if row.get("seat") is None:
+            chance.append(
+                {
+                    "match_id": row["match_id"],
+                    "ply": row["ply"],
+                    "outcome": row["move"],
+                    "played_at": now,
+                }
+            )
+        else:
+            info = row.get("info")
+            forced = row.get("forced")
+            moves.append(
+                {
+                    "match_id": row["match_id"],
+                    "ply": row["ply"],
+                    "seat": row["seat"],
+                    "move": row["move"],
+                    "think_ms": row.get("think_ms"),
+                    "info": dict(info) if info is not None else None,
+                    "forced": str(forced) if forced is not None else None,
+                    "played_at": now,
+                }
+            )
+    if moves:
+        await session.execute(insert(_MOVES), moves)
+    if chance:
+        await session.execute(insert(_CHANCE_EVENTS), chance)
+
+
+register_bulk(record_move, record_moves)
+
+
+async def finish_match(
+    session: AsyncSession,
+    *,
+    match_id: str,
+    payoffs: Sequence[float],
+    termination: str,
+    at_fault: int | None,
+    final_position: Mapping[str, Any] | None,
+) -> None:
+    """Store the result; termination "aborted" marks the match aborted, anything else finished."""
+    match = await session.get(Match, match_id, options=[selectinload(Match.seats)])
+    if match is None:
+        raise UnknownMatchError(f"no match {match_id!r}")
+    if match.status != RUNNING:
+        raise MatchOverError(f"match {match_id!r} has already ended ({match.status})")
+    termination = str(termination)
+    match.status = ABORTED if termination == ABORTED else FINISHED
+    for seat in match.seats:
+        seat.payoff = float(payoffs[seat.seat]) if seat.seat < len(payoffs) else None
+    session.add(
+        Result(
+            match_id=match_id,
+            termination=termination,
+            at_fault=at_fault,
+            final_position=dict(final_position) if final_position is not None else None,
+        )
+    )
+    await session.flush()
+
+
+async def abort_unfinished(session: AsyncSession) -> int:
+    """Close every running match as aborted (after a crash), keeping its moves; the count."""
+    ids = (await session.scalars(select(Match.id).where(Match.status == RUNNING))).all()
+    if not ids:
+        return 0
+    now = utcnow()
+    await session.execute(update(Match).where(Match.id.in_(ids)).values(status=ABORTED))
+    session.add_all(
+        Result(match_id=i, termination=ABORTED, at_fault=None, final_position=None, finished_at=now)
+        for i in ids
+    )
+    await session.flush()
+    return len(ids)
+
+
+async def get_match(session: AsyncSession, match_id: str) -> dict[str, Any] | None:
+    """The full record of a match, or None. The seed is revealed only once the match is over."""
+    match = await session.get(
+        Match,
+        match_id,
+        options=[selectinload(Match.seats).selectinload(Seat.bot), selectinload(Match.result)],
+    )
+    if match is None:
+        return None
+    # Moves as plain rows, not ORM objects: a 1000-ply record loads several times faster, and
+    # this runs on the event loop that also serves the matches.
+    move_rows = await session.execute(
+        select(
+            MoveRecord.ply,
+            MoveRecord.seat,
+            MoveRecord.move,
+            MoveRecord.think_ms,
+            MoveRecord.info,
+            MoveRecord.forced,
+        ).where(MoveRecord.match_id == match_id)
+    )
+    chance_rows = await session.execute(
+        select(ChanceEvent.ply, ChanceEvent.outcome).where(ChanceEvent.match_id == match_id)
+    )
+    events: list[tuple[int, int, dict[str, Any]]] = [
+        (
+            ply,
+            0,
+            {
+                "ply": ply,
+                "seat": None,
+                "move": outcome,
+                "think_ms": None,
+                "info": None,
+                "forced": None,
+            },
+        )
+        for ply, outcome in chance_rows
+    ]
+    events.extend(
+        (
+            ply,
+            1,
+            {
+                "ply": ply,
+                "seat": seat,
+                "move": move,
+                "think_ms": think_ms,
+                "info": info,
+                "forced": forced,
+            },
+        )
+        for ply, seat, move, think_ms, info, forced in move_rows
+    )
+    # A chance event sharing a ply number with a move comes first: dice are rolled, then moved.
+    events.sort(key=lambda e: (e[0], e[1]))
+    record = _summary(match, match.result, plies=len(events))
+    record["moves"] = [e[2] for e in events]
+    record["seed"] = match.seed if match.status != RUNNING else None
+    record["result"] = (
+        None
+        if match.result is None
+        else {
+            "payoffs": _payoffs(match),
+            "termination": match.result.termination,
+            "at_fault": match.result.at_fault,
+            "final_position": match.result.final_position,
+        }
+    )
+    return record
+
+
+async def list_matches(
+    session: AsyncSession,
+    game: str | None = None,
+    bot: str | None = None,
+    status: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> tuple[list[dict[str, Any]], int]:
+    """One page of match summaries, newest first, and the total number matching the filters."""
+    query = select(Match)
+    if game is not None:
+        query = query.where(Match.game == game)
+    if status is not None:
+        query = query.where(Match.status == status)
+    if bot is not None:
+        query = query.where(
+            Match.id.in_(
+                select(Seat.match_id).join(Bot, Seat.bot_id == Bot.id).where(Bot.name == bot)
+            )
+        )
+    total = await session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    page = (
+        await session.scalars(
+            query.options(
+                selectinload(Match.seats).selectinload(Seat.bot), selectinload(Match.result)
+            )
+            .order_by(Match.created_at.desc(), Match.id)
+            .limit(limit)
+            .offset(offset)
+        )
+    ).all()
+    counts = await _ply_counts(session, [m.id for m in page])
+    return [_summary(m, m.result, plies=counts.get(m.id, 0)) for m in page], total
+
+
+async def pairing_counts(session: AsyncSession) -> Counter[tuple[str, frozenset[int]]]:
+    """How many matches (of any status) each set of bots has been seated for, per game.
+
+    The referee rotates seats by this count; reading it from the stored matches at start makes
+    the rotation survive a restart.
+    """
+    rows = await session.execute(
+        select(Seat.match_id, Match.game, Seat.bot_id).join(Match, Match.id == Seat.match_id)
+    )
+    seated: dict[str, tuple[str, set[int]]] = {}
+    for match_id, game, bot_id in rows:
+        seated.setdefault(match_id, (game, set()))[1].add(bot_id)
+    return Counter((game, frozenset(bot_ids)) for game, bot_ids in seated.values())
+
+
+async def _ply_counts(session: AsyncSession, ids: list[str]) -> dict[str, int]:
+    if not ids:
+        return {}
+    counts: dict[str, int] = {}
+    for model in (MoveRecord, ChanceEvent):
+        rows = await session.execute(
+            select(model.match_id, func.count())
+            .where(model.match_id.in_(ids))
+            .group_by(model.match_id)
+        )
+        for match_id, n in rows:
+            counts[match_id] = counts.get(match_id, 0) + n
+    return counts
+
+
+def _payoffs(match: Match) -> list[float] | None:
+    values = [s.payoff for s in match.seats]
+    return None if any(v is None for v in values) else [float(v) for v in values if v is not None]
+
+
+def _summary(match: Match, result: Result | None, *, plies: int) -> dict[str, Any]:
+    return {
+        "id": match.id,
+        "game": match.game,
+        "status": match.status,
+        "created_at": iso(match.created_at),
+        "finished_at": iso(result.finished_at) if result is not None else None,
+        "time_control": {"move_ms": match.move_ms, "bank_ms": match.bank_ms},
+        "policy": match.policy,
+        "seats": [{"seat": s.seat, "bot": s.bot.name, "payoff": s.payoff} for s in match.seats],
+        "termination": result.termination if result is not None else None,
+        "at_fault": result.at_fault if result is not None else None,
+        "plies": plies,
+    }
+
+
+def iso(moment: datetime) -> str:
+    """ISO 8601 in UTC; SQLite hands datetimes back without a zone, and we store UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

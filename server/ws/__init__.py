@@ -1,0 +1,1 @@
+"""The WebSocket layer for bots: ``endpoint`` (the route) and ``session`` (one connection)."""

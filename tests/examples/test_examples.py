@@ -1,0 +1,81 @@
+"""The examples in examples/ play real matches against a real server.
+
+The JavaScript bot needs Node.js (18+) and npm on the machine; its ``ws`` dependency is installed
+here with ``npm ci`` when missing, so a fresh checkout passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from games import State
+from protocol.client import BotClient, Clock
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+JS = EXAMPLES / "js"
+GAME = "connect_four"
+
+
+def random_choose(state: State, legal_moves: list[str], clock: Clock) -> str:
+    return random.choice(legal_moves)
+
+
+async def play_against_kit(server: Any, command: list[str], token: str, games: int) -> str:
+    """Run ``command`` (an example bot) against a kit bot for ``games`` matches; its stdout."""
+    _, kit_token = server.create_bot()
+    kit = BotClient(server.ws_url, kit_token, random_choose, game=GAME, games=games)
+    proc = await asyncio.create_subprocess_exec(
+        *command, server.ws_url, token, GAME, str(games),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        results, (out, err) = await asyncio.wait_for(
+            asyncio.gather(kit.run(), proc.communicate()), 90
+        )
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert len(results) == games
+    for end in results:
+        assert end.termination.value == "normal"
+        stored = server.api("GET", f"/api/matches/{end.match_id}").json()
+        assert stored["status"] == "finished" and len(stored["moves"]) == end.plies
+    return out.decode()
+
+
+def test_python_example_is_short() -> None:
+    lines = (EXAMPLES / "random_bot.py").read_text().splitlines()
+    assert len(lines) < 20
+
+
+async def test_python_random_bot_plays(live_server: Any) -> None:
+    _, token = live_server.create_bot()
+    out = await play_against_kit(
+        live_server, [sys.executable, str(EXAMPLES / "random_bot.py")], token, games=2
+    )
+    assert len([line for line in out.splitlines() if " normal " in line]) == 2
+
+
+def ensure_js_deps() -> str:
+    node = shutil.which("node")
+    npm = shutil.which("npm")
+    assert node and npm, "the JavaScript example test needs node and npm on the PATH"
+    if not (JS / "node_modules" / "ws" / "package.json").exists():
+        # npm ci installs exactly the locked versions (the registry must be reachable).
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS, check=True, timeout=300)
+    return node
+
+
+async def test_js_bot_plays(live_server: Any) -> None:
+    node = ensure_js_deps()
+    _, token = live_server.create_bot()
+    out = await play_against_kit(live_server, [node, str(JS / "bot.js")], token, games=2)
+    assert len([line for line in out.splitlines() if line.startswith("RESULT ")]) == 2

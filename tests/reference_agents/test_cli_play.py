@@ -1,0 +1,109 @@
+"""``arena play``: local games through the real CLI (typer's runner), table and JSON file."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from server.cli import app
+from server.cli.play import elo_difference, game_points
+
+runner = CliRunner()
+
+
+def test_two_agents_table_elo_and_json(tmp_path: Path) -> None:
+    out = tmp_path / "match.json"
+    result = runner.invoke(
+        app,
+        [
+            "play",
+            "tic_tac_toe",
+            "mcts:simulations=300",
+            "random",
+            "--games",
+            "6",
+            "--move-time",
+            "1",
+            "--seed",
+            "3",
+            "--json",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    for word in ("agent", "wins", "draws", "losses", "score", "Elo difference", "95% interval"):
+        assert word in result.output
+    report = json.loads(out.read_text())
+    assert report["game"] == "tic_tac_toe" and len(report["games"]) == 6
+    rows = {r["agent"]: r for r in report["results"]}
+    mcts, rnd = rows["mcts:simulations=300"], rows["random"]
+    assert mcts["wins"] + mcts["draws"] + mcts["losses"] == 6
+    assert mcts["wins"] == rnd["losses"] and mcts["draws"] == rnd["draws"]
+    assert mcts["score"] + rnd["score"] == 1.0 and mcts["score"] >= 0.75
+    # seats rotate: mcts is X in games 1, 3, 5 and O in 2, 4, 6
+    assert [g["seats"][0] for g in report["games"]] == ["mcts:simulations=300", "random"] * 3
+    assert report["elo"]["agent"] == "mcts:simulations=300"
+    assert all(len(g["moves"]) == g["plies"] for g in report["games"])
+
+
+def test_seeded_runs_repeat_exactly(tmp_path: Path) -> None:
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"{i}.json"
+        result = runner.invoke(
+            app,
+            [
+                "play",
+                "backgammon",
+                "expectiminimax:depth=1",
+                "mcts:simulations=30",
+                "--games",
+                "2",
+                "--seed",
+                "7",
+                "--move-time",
+                "5",
+                "--json",
+                str(out),
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        outs.append(json.loads(out.read_text()))
+    assert [g["moves"] for g in outs[0]["games"]] == [g["moves"] for g in outs[1]["games"]]
+
+
+def test_three_players_and_seat_count_errors() -> None:
+    result = runner.invoke(
+        app,
+        [
+            "play",
+            "chinese_checkers",
+            "maxn:depth=1",
+            "random",
+            "random",
+            "--games",
+            "3",
+            "--seed",
+            "1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "maxn:depth=1" in result.output and "Elo" not in result.output
+    result = runner.invoke(app, ["play", "chinese_checkers", "maxn", "random"])
+    assert result.exit_code == 2 and "3 seats" in result.output
+    result = runner.invoke(app, ["play", "backgammon", "alphabeta", "random"])
+    assert result.exit_code == 2 and "expectiminimax" in result.output
+
+
+def test_points_and_elo() -> None:
+    assert game_points([1.0, -1.0]) == [1.0, 0.0]
+    assert game_points([0.0, 0.0]) == [0.5, 0.5]
+    assert game_points([2.0, -2.0]) == [1.0, 0.0]  # a gammon is one win
+    assert game_points([0.0, 1.0, -1.0]) == [0.5, 1.0, 0.0]
+    even = elo_difference([1.0, 0.0] * 10)
+    assert even["elo"] == 0.0 and even["low"] < -100 and even["high"] > 100
+    perfect = elo_difference([1.0] * 20)
+    assert math.isinf(perfect["elo"]) and math.isinf(perfect["high"]) and perfect["low"] > 200

@@ -1,0 +1,299 @@
+"""Shared fixtures for the server tests: a real uvicorn server on a free port with a real SQLite
+file, and helpers to make bots.
+
+Usage (for everyone writing tests under tests/server/ or using the server elsewhere)::
+
+    def test_something(live_server, create_bot):
+        name, token = create_bot()            # a new enabled bot via POST /api/bots; token once
+        name2, token2 = create_bot("alice")   # or with a chosen name
+        live_server.url        # "http://127.0.0.1:<port>"
+        live_server.ws_url     # "ws://127.0.0.1:<port>/ws"
+        live_server.api("GET", "/api/matches", params={"bot": name}).json()
+        live_server.api("POST", "/api/bots", admin=True, json={"name": "x"})  # admin bearer added
+        live_server.admin_token, live_server.db_url, live_server.db_path
+        live_server.app.state.referee / .database / .settings   # same process: inspect freely
+        live_server.stop()     # optional; teardown stops it (stop ends running matches as aborted)
+
+    def test_other(start_server):
+        srv = start_server(hello_timeout_s=0.5)   # any Settings field; same tmp_path db by default
+        srv.stop()
+        srv2 = start_server()                     # restart on the same SQLite file
+        start_server(db_url="sqlite+aiosqlite:///...")   # or another file
+        start_server(send_buffer=4096)            # small kernel send buffer (slow-consumer tests)
+
+    async def test_storage(database):          # a migrated Database on db_url, in the test's loop
+        async with database.session() as s:    # (the same file live_server uses, if both are used)
+            ...
+
+    async def test_replay(database, store_match):   # a random legal match written through the
+        m = await store_match(database, game="connect_four", seed=3)   # repositories
+        m.match_id, m.bots, m.events, m.payoffs, m.termination, m.final_position
+
+Fixtures: ``admin_token`` (str), ``db_url`` (a fresh file under tmp_path), ``start_server``
+(factory, every server it started is stopped at teardown), ``live_server`` (one started
+server), ``create_bot`` (``create_bot(name=None) -> (name, token)`` on ``live_server``),
+``database`` (async: a migrated ``server.db.Database`` on ``db_url``, disposed at teardown),
+``store_match`` (async ``store_match(database, game=..., seed=..., bots=None, max_plies=None,
+finish=True)``: plays seeded random legal moves, dice included, and stores them as the referee
+would; ``max_plies`` stops early with termination ``move_limit``; ``finish=False`` leaves it
+running).
+
+The server runs uvicorn (the same configuration as ``arena serve``) in a background thread with
+its own event loop, listening on a socket bound to port 0, so tests may be sync or async and use
+real ``websockets`` / ``httpx`` clients against it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import socket
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+
+from server.app import create_app, uvicorn_config
+from server.db.database import Database
+from server.settings import Settings
+
+ADMIN_TOKEN = "test-admin-token-0123456789"
+_names = itertools.count(1)
+
+
+@dataclass
+class LiveServer:
+    url: str
+    ws_url: str
+    db_url: str
+    db_path: Path | None
+    admin_token: str
+    app: Starlette
+    settings: Settings
+    _server: uvicorn.Server = field(repr=False)
+    _thread: threading.Thread = field(repr=False)
+    _client: httpx.Client = field(repr=False)
+
+    def api(self, method: str, path: str, *, admin: bool = False, **kwargs: Any) -> httpx.Response:
+        """An HTTP request to this server; ``admin=True`` adds the admin bearer token."""
+        headers = dict(kwargs.pop("headers", None) or {})
+        if admin:
+            headers["Authorization"] = f"Bearer {self.admin_token}"
+        return self._client.request(method, path, headers=headers, **kwargs)
+
+    def create_bot(self, name: str | None = None) -> tuple[str, str]:
+        """A new bot through the REST API: (name, token)."""
+        name = name or f"bot{next(_names)}"
+        response = self.api("POST", "/api/bots", admin=True, json={"name": name})
+        assert response.status_code == 201, response.text
+        return name, response.json()["token"]
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._server.should_exit = True
+            self._thread.join(timeout=30)
+            assert not self._thread.is_alive(), "the server did not stop within 30 s"
+        self._client.close()
+
+
+def _sqlite_path(db_url: str) -> Path | None:
+    _, _, path = db_url.partition(":///")
+    return Path(path) if path and path != ":memory:" else None
+
+
+def launch(settings: Settings, *, send_buffer: int | None = None) -> LiveServer:
+    """Start create_app(settings) under uvicorn in a thread; returns once it accepts requests.
+
+    ``send_buffer`` fixes SO_SNDBUF of every accepted connection (Linux copies it from the
+    listening socket), so that a client that stops reading blocks the server's writes after a
+    few KiB instead of the several MiB the kernel would otherwise buffer.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if send_buffer is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    settings.host, settings.port = "127.0.0.1", port
+    app = create_app(settings)
+    server = uvicorn.Server(uvicorn_config(app, settings, log_level="warning"))
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{port}", daemon=True
+    )
+    thread.start()
+    # started is set after the lifespan startup (migrations, referee) has completed.
+    for _ in range(3000):
+        if server.started or not thread.is_alive():
+            break
+        threading.Event().wait(0.01)
+    if not server.started:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+        raise RuntimeError("the test server did not start (see the captured log above)")
+    url = f"http://127.0.0.1:{port}"
+    return LiveServer(
+        url=url,
+        ws_url=f"ws://127.0.0.1:{port}/ws",
+        db_url=settings.db_url,
+        db_path=_sqlite_path(settings.db_url),
+        admin_token=settings.admin_token or "",
+        app=app,
+        settings=settings,
+        _server=server,
+        _thread=thread,
+        _client=httpx.Client(base_url=url, timeout=30),
+    )
+
+
+@pytest.fixture
+def admin_token() -> str:
+    return ADMIN_TOKEN
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}"
+
+
+@pytest.fixture
+async def database(db_url: str) -> AsyncIterator[Database]:
+    db = Database(db_url)
+    await db.migrate()
+    yield db
+    await db.dispose()
+
+
+@pytest.fixture
+def start_server(db_url: str, admin_token: str) -> Iterator[Callable[..., LiveServer]]:
+    started: list[LiveServer] = []
+
+    def start(*, send_buffer: int | None = None, **overrides: Any) -> LiveServer:
+        values: dict[str, Any] = {
+            "db_url": db_url,
+            "admin_token": admin_token,
+            "print_admin_token": False,
+        }
+        values.update(overrides)
+        srv = launch(Settings(**values), send_buffer=send_buffer)
+        started.append(srv)
+        return srv
+
+    yield start
+    for srv in reversed(started):
+        srv.stop()
+
+
+@pytest.fixture
+def live_server(start_server: Callable[..., LiveServer]) -> LiveServer:
+    return start_server()
+
+
+@pytest.fixture
+def create_bot(live_server: LiveServer) -> Callable[..., tuple[str, str]]:
+    return live_server.create_bot
+
+
+@dataclass
+class StoredMatch:
+    match_id: str
+    game: str
+    bots: list[str]
+    #: (ply, seat or None for chance, move text), in play order.
+    events: list[tuple[int, int | None, str]]
+    payoffs: list[float] | None
+    termination: str | None
+    final_position: dict[str, Any]
+
+
+async def _store_match(
+    database: Database,
+    *,
+    game: str = "tic_tac_toe",
+    seed: int = 0,
+    bots: list[str] | None = None,
+    max_plies: int | None = None,
+    finish: bool = True,
+    policy: str = "forfeit",
+) -> StoredMatch:
+    import games
+    from server.repositories import bots as bot_repo
+    from server.repositories import matches as match_repo
+
+    rules = games.get(game)
+    rng = random.Random(seed)
+    names = bots or [f"bot{next(_names)}" for _ in range(rules.num_players)]
+    match_id = f"m{seed}-{next(_names)}"
+    async with database.session() as session:
+        bot_ids = []
+        for name in names:
+            bot = await bot_repo.bot_by_name(session, name)
+            if bot is None:
+                bot, _ = await bot_repo.create_bot(session, name)
+            bot_ids.append(bot.id)
+        await match_repo.create_match(
+            session,
+            match_id=match_id,
+            game=game,
+            bot_ids=bot_ids,
+            time_control={"move_ms": 1000, "bank_ms": 10_000},
+            policy=policy,
+            seed=rng.getrandbits(64),
+        )
+    state = rules.initial_state()
+    events: list[tuple[int, int | None, str]] = []
+    ply = 0
+    while not state.is_terminal() and (max_plies is None or ply < max_plies):
+        if state.is_chance_node():
+            outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+            move = rng.choices(outcomes, probs)[0]
+            seat = None
+        else:
+            move = rng.choice(list(state.actions()))
+            seat = state.player
+        text = rules.format_move(state, move)
+        # One transaction per move, as the referee writes them.
+        async with database.session() as session:
+            await match_repo.record_move(
+                session,
+                match_id=match_id,
+                ply=ply,
+                seat=seat,
+                move=text,
+                think_ms=None if seat is None else rng.randrange(1000),
+                info=None if seat is None else {"depth": ply % 5, "comment": f"ply {ply}"},
+            )
+        events.append((ply, seat, text))
+        state = state.result(move)
+        ply += 1
+    final_position = rules.state_to_json(state)
+    payoffs: list[float] | None = None
+    termination: str | None = None
+    if finish:
+        termination = "normal" if state.is_terminal() else "move_limit"
+        payoffs = [float(x) for x in state.returns()]
+        async with database.session() as session:
+            await match_repo.finish_match(
+                session,
+                match_id=match_id,
+                payoffs=payoffs,
+                termination=termination,
+                at_fault=None,
+                final_position=final_position,
+            )
+    return StoredMatch(match_id, game, names, events, payoffs, termination, final_position)
+
+
+@pytest.fixture
+def store_match() -> Callable[..., Awaitable[StoredMatch]]:
+    return _store_match

@@ -1,0 +1,174 @@
+"""``arena serve``, ``arena bots`` and ``arena replay`` against a real SQLite file and server."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from typer.testing import CliRunner
+
+import games
+from server.cli import app
+from server.db.database import Database
+
+runner = CliRunner()
+
+
+def test_bots_create_prints_the_token_once_and_stores_its_hash(tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    result = runner.invoke(app, ["bots", "create", "alice", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    token = result.stdout.strip().splitlines()[-1]
+    assert len(token) >= 32
+    with sqlite3.connect(db) as raw:
+        rows = raw.execute("SELECT name, token_hash, enabled FROM bots").fetchall()
+    assert rows == [("alice", hashlib.sha256(token.encode()).hexdigest(), 1)]
+
+    again = runner.invoke(app, ["bots", "create", "alice", "--db", str(db)])
+    assert again.exit_code == 1 and "already exists" in again.output
+    bad = runner.invoke(app, ["bots", "create", "no spaces", "--db", f"sqlite+aiosqlite:///{db}"])
+    assert bad.exit_code == 1 and "bad bot name" in bad.output
+
+    assert runner.invoke(app, ["bots", "create", "bob", "--db", str(db)]).exit_code == 0
+    listed = runner.invoke(app, ["bots", "list", "--db", str(db)])
+    assert listed.exit_code == 0
+    assert "alice" in listed.stdout and "bob" in listed.stdout and token not in listed.stdout
+
+    rotated = runner.invoke(app, ["bots", "rotate", "alice", "--db", str(db)])
+    assert rotated.exit_code == 0
+    new_token = rotated.stdout.strip().splitlines()[-1]
+    with sqlite3.connect(db) as raw:
+        (digest,) = raw.execute("SELECT token_hash FROM bots WHERE name='alice'").fetchone()
+    assert digest == hashlib.sha256(new_token.encode()).hexdigest() and new_token != token
+    assert runner.invoke(app, ["bots", "rotate", "ghost", "--db", str(db)]).exit_code == 1
+
+
+def test_bots_default_to_arena_db_in_the_working_directory(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_DB_URL", raising=False)
+    assert runner.invoke(app, ["bots", "create", "carol"]).exit_code == 0
+    assert (tmp_path / "arena.db").exists()
+    assert "carol" in runner.invoke(app, ["bots", "list"]).stdout
+
+
+def test_replay_prints_every_board(live_server: Any, store_match: Any) -> None:
+    async def write() -> Any:
+        db = Database(live_server.db_url)
+        try:
+            return await store_match(db, game="tic_tac_toe", seed=31)
+        finally:
+            await db.dispose()
+
+    m = asyncio.run(write())
+    result = runner.invoke(app, ["replay", m.match_id, "--url", live_server.url])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert out.startswith(f"match {m.match_id}  tic_tac_toe  (finished)")
+    rules = games.get("tic_tac_toe")
+    state = rules.initial_state()
+    position = out.index(rules.render(state))
+    for ply, seat, text in m.events:
+        state = state.result(rules.parse_move(state, text))
+        head = f"ply {ply}: seat {seat} ({m.bots[seat]}) plays {text}"
+        position = out.index(head, position)
+        position = out.index(rules.render(state), position)
+    assert f"termination: {m.termination}" in out
+    assert "verified: the stored result re-derives from the stored moves" in out
+
+    missing = runner.invoke(app, ["replay", "nope", "--url", live_server.url])
+    assert missing.exit_code == 1 and "not_found" in missing.output
+
+
+def test_replay_reports_an_unreachable_server() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = runner.invoke(app, ["replay", "x", "--url", f"http://127.0.0.1:{port}"])
+    assert result.exit_code == 2 and "cannot reach" in result.output
+
+
+def test_serve_migrates_prints_the_admin_token_and_serves(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    db = tmp_path / "served.db"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from server.cli import main; main()",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--db",
+            str(db),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.communicate()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "arena serve did not come up in 30 s"
+            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}"
+        assert httpx.get(f"{url}/api/games", timeout=5).status_code == 200
+    finally:
+        # SIGTERM, as `docker stop` sends; uvicorn shuts down cleanly, then re-raises the signal.
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode in (0, -signal.SIGTERM), err
+    assert "Application shutdown complete" in err
+    token = err.split("ARENA_ADMIN_TOKEN):", 1)[1].split()[0]
+    with sqlite3.connect(db) as raw:
+        (stored,) = raw.execute("SELECT token_hash FROM admin_tokens").fetchone()
+        assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert stored == hashlib.sha256(token.encode()).hexdigest()
+    assert f"http://127.0.0.1:{port}" in out
+
+
+def test_settings_come_from_the_environment_and_options() -> None:
+    from server.settings import Settings
+
+    env = {
+        "ARENA_PORT": "9001",
+        "ARENA_ADMIN_TOKEN": "tok",
+        "ARENA_HEARTBEAT_S": "2.5",
+        "ARENA_DB_URL": "data/x.db",
+        "ARENA_PRINT_ADMIN_TOKEN": "no",
+    }
+    settings = Settings.from_env(env, host="0.0.0.0")
+    assert (settings.port, settings.admin_token, settings.heartbeat_s, settings.host) == (
+        9001,
+        "tok",
+        2.5,
+        "0.0.0.0",
+    )
+    assert settings.db_url == "sqlite+aiosqlite:///data/x.db"
+    assert settings.print_admin_token is False
+    assert Settings.from_env({}, port=None).port == 8000
+    assert Settings.from_env({}).db_url == "sqlite+aiosqlite:///arena.db"

@@ -1,0 +1,320 @@
+"""The match runner over real sockets: clocks, both policies, resign, reconnection, several
+matches on one connection and shutdown; plus the clock and payoff arithmetic on its own."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+from _ws_client import Message, WsBot, rederive, start_pair, stored_records
+from conftest import LiveServer
+
+import games
+from server.referee.clock import SeatClock, latency_grace_ms
+from server.referee.match_runner import drawn_payoffs, forfeit_payoffs
+
+
+@pytest.fixture(autouse=True)
+async def _close_bots() -> AsyncIterator[None]:
+    yield
+    await WsBot.close_all()
+
+
+def record(srv: LiveServer, match_id: str) -> Message:
+    response = srv.api("GET", f"/api/matches/{match_id}")
+    assert response.status_code == 200, response.text
+    data = response.json()
+    rederive(data)
+    return data
+
+
+# --- arithmetic ---------------------------------------------------------------------------
+
+
+def test_clock_charges_the_bank_after_grace() -> None:
+    clock = SeatClock(move_ms=100, bank_ms=300)
+    assert clock.allowance_ms(50) == 450
+    assert clock.charge(140, grace_ms=50) and clock.bank_ms == 300  # 90 effective: within limit
+    assert clock.charge(250, grace_ms=50) and clock.bank_ms == 200  # 100 from the bank
+    assert not clock.charge(400, grace_ms=0) and clock.bank_ms == 0  # 300 over, 200 left
+    assert latency_grace_ms(None, 200) == 200  # not measured yet: the cap
+    assert latency_grace_ms(35.5, 200) == 35.5
+    assert latency_grace_ms(900, 200) == 200  # a slow (or lying) pong gains at most the cap
+
+
+def test_payoffs_for_faults_keep_the_constant_sum() -> None:
+    ttt, cc, bg = games.get("tic_tac_toe"), games.get("chinese_checkers"), games.get("backgammon")
+    assert forfeit_payoffs(ttt, 0) == [-1.0, 1.0]
+    assert forfeit_payoffs(cc, 2) == [0.5, 0.5, -1.0]
+    assert forfeit_payoffs(bg, 1) == [bg.max_utility, bg.min_utility]
+    assert drawn_payoffs(cc) == [0.0, 0.0, 0.0]
+
+
+# --- time ---------------------------------------------------------------------------------
+
+
+async def test_timeout_forfeits(live_server: LiveServer) -> None:
+    _, ta = live_server.create_bot()
+    _, tb = live_server.create_bot()
+    a, b, sa, _ = await start_pair(live_server.ws_url, ta, tb, move_ms=200, bank_ms=100)
+    mid = sa["match_id"]
+    first, second = (a, b) if sa["your_seat"] == 0 else (b, a)
+    turn = await first.expect("turn", match_id=mid)
+    assert (turn["move_ms"], turn["deadline_ms"], turn["clocks_ms"]) == (200, 300, [100, 100])
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    end = await first.expect("match_end", match_id=mid)  # silence: 200 + 100 + grace <= 200
+    assert 0.25 <= loop.time() - t0 < 1.5  # t0 is a little after the server's clock started
+    assert (end["termination"], end["at_fault"], end["payoffs"]) == ("timeout", 0, [-1.0, 1.0])
+    assert await second.expect("match_end", match_id=mid) == end
+    stored = record(live_server, mid)
+    assert stored["moves"] == [] and stored["result"]["termination"] == "timeout"
+    assert stored["seed"] is not None
+
+
+async def test_bank_is_spent_then_timeout_under_random_move(live_server: LiveServer) -> None:
+    _, ta = live_server.create_bot()
+    _, tb = live_server.create_bot()
+    a, b, sa, _ = await start_pair(
+        live_server.ws_url, ta, tb, move_ms=100, bank_ms=300, policy="random_move"
+    )
+    mid = sa["match_id"]
+    first, second = (a, b) if sa["your_seat"] == 0 else (b, a)
+    # Seat 0 thinks ~250 ms on its first move: about 150 ms (less the grace) comes off its bank.
+    turn = await first.expect("turn", match_id=mid)
+    await asyncio.sleep(0.25)
+    await first.send({"type": "move", "match_id": mid, "ply": 0, "move": turn["legal_moves"][0]})
+    turn = await second.expect("turn", match_id=mid)
+    assert 100 <= turn["clocks_ms"][0] < 300 and turn["clocks_ms"][1] == 300
+    await second.send({"type": "move", "match_id": mid, "ply": 1, "move": turn["legal_moves"][0]})
+    # Now seat 0 falls silent: the server moves for it each time, and the game still ends.
+    forced = await first.expect("forced_move", match_id=mid, timeout=3)
+    assert forced["ply"] == 2 and forced["reason"] == "timeout"
+    turn = await first.expect("turn", match_id=mid)
+    assert turn["clocks_ms"][0] == 0  # a flagged seat keeps only the per-move limit
+    end, _ = await asyncio.gather(
+        first.expect("match_end", match_id=mid, timeout=10), second.play(mid)
+    )
+    assert end["termination"] == "normal"
+    stored = record(live_server, mid)
+    seat0 = [m for m in stored["moves"] if m["seat"] == 0]
+    assert seat0[0]["forced"] is None and 240 <= seat0[0]["think_ms"] < 400
+    assert all(m["forced"] == "timeout" for m in seat0[1:])
+    forced_msgs = [m for m in first.log if m["type"] == "forced_move"]
+    assert [f["move"] for f in forced_msgs] == [m["move"] for m in seat0[1:]]
+
+
+# --- illegal moves and resignation ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("move", "code"), [("b2", "illegal_move"), ("zz", "invalid_move")])
+async def test_bad_move_forfeits(live_server: LiveServer, move: str, code: str) -> None:
+    _, ta = live_server.create_bot()
+    _, tb = live_server.create_bot()
+    a, b, sa, _ = await start_pair(live_server.ws_url, ta, tb)
+    mid = sa["match_id"]
+    first, second = (a, b) if sa["your_seat"] == 0 else (b, a)
+    await first.expect("turn", match_id=mid)
+    await first.send({"type": "move", "match_id": mid, "ply": 0, "move": "b2"})
+    turn = await second.expect("turn", match_id=mid)
+    await second.send({"type": "move", "match_id": mid, "ply": turn["ply"], "move": move})
+    error = await second.expect_error(code)
+    assert error["match_id"] == mid and error["fatal"] is False
+    if code == "illegal_move":
+        assert "a3" in error["message"]  # the legal moves are listed
+    end = await second.expect("match_end", match_id=mid)
+    assert (end["termination"], end["at_fault"], end["payoffs"]) == (
+        "illegal_move",
+        1,
+        [1.0, -1.0],
+    )
+    stored = record(live_server, mid)
+    assert [m["move"] for m in stored["moves"]] == ["b2"]  # the rejected move is not stored
+    await second.send({"type": "ping", "id": 1})  # the connection survives the forfeit
+    await second.expect("pong", id=1)
+
+
+async def test_resign_ends_the_match_at_once(live_server: LiveServer) -> None:
+    _, ta = live_server.create_bot()
+    _, tb = live_server.create_bot()
+    a, b, sa, _ = await start_pair(live_server.ws_url, ta, tb, move_ms=2000)
+    mid = sa["match_id"]
+    first, second = (a, b) if sa["your_seat"] == 0 else (b, a)
+    await first.expect("turn", match_id=mid)
+    await second.send({"type": "resign", "match_id": mid})  # not even its turn
+    end = await first.expect("match_end", match_id=mid, timeout=1)
+    assert (end["termination"], end["at_fault"], end["payoffs"]) == ("resign", 1, [1.0, -1.0])
+    record(live_server, mid)
+    await second.send({"type": "resign", "match_id": mid})
+    await second.expect_error("unknown_match")
+
+
+# --- reconnection -------------------------------------------------------------------------
+
+
+async def test_dropped_bot_reconnects_and_finishes(live_server: LiveServer) -> None:
+    name_a, ta = live_server.create_bot()
+    _, tb = live_server.create_bot()
+    a, b, sa, _ = await start_pair(live_server.ws_url, ta, tb, move_ms=1500)
+    mid = sa["match_id"]
+    first, second = (a, b) if sa["your_seat"] == 0 else (b, a)
+    token_first = ta if first is a else tb
+    await first.expect("turn", match_id=mid)
+    await first.send({"type": "move", "match_id": mid, "ply": 0, "move": "a1"})
+    turn = await second.expect("turn", match_id=mid)
+    reply = turn["legal_moves"][0]
+    await second.send({"type": "move", "match_id": mid, "ply": 1, "move": reply})
+    await first.expect("turn", match_id=mid, ply=2)
+    await first.close()  # drops while on move; its clock keeps running
+    await asyncio.sleep(0.3)
+
+    back = await WsBot.connect(live_server.ws_url, token_first)
+    assert back.welcome is not None and back.welcome["matches"] == [mid]
+    start = await back.expect("match_start", match_id=mid)
+    assert start["your_seat"] == 0 and start["seats"] == sa["seats"]
+    turn = await back.expect("turn", match_id=mid)
+    assert turn["ply"] == 2 and turn["position"]["board"][2][0] == "X"
+    assert turn["since_last"] == [{"ply": 1, "seat": 1, "move": reply}]
+    assert 0 < turn["deadline_ms"] <= 1500 - 250  # the time away was spent
+    await back.send({"type": "move", "match_id": mid, "ply": 2, "move": turn["legal_moves"][0]})
+    end, _ = await asyncio.gather(back.play(mid), second.play(mid))
+    assert end["termination"] == "normal"
+    stored = record(live_server, mid)
+    assert stored["moves"][0]["move"] == "a1" and len(stored["moves"]) == end["plies"]
+    assert name_a in [s["bot"] for s in stored["seats"]]
+
+
+async def test_reconnect_between_turns_gets_no_turn(live_server: LiveServer) -> None:
+    _, ta = live_server.create_bot()
+    _, tb = live_server.create_bot()
+    a, b, sa, _ = await start_pair(live_server.ws_url, ta, tb, move_ms=1500)
+    mid = sa["match_id"]
+    first, second = (a, b) if sa["your_seat"] == 0 else (b, a)
+    token_second = tb if second is b else ta
+    await second.close()
+    await first.expect("turn", match_id=mid)
+    back = await WsBot.connect(live_server.ws_url, token_second)
+    await back.expect("match_start", match_id=mid)
+    await first.send({"type": "move", "match_id": mid, "ply": 0, "move": "b2"})
+    turn = await back.expect("turn", match_id=mid)
+    assert turn["ply"] == 1  # the first turn it gets is the real one, with the move since
+    assert turn["since_last"] == [{"ply": 0, "seat": 0, "move": "b2"}]
+    await back.send({"type": "move", "match_id": mid, "ply": 1, "move": "a1"})
+    end, _ = await asyncio.gather(first.play(mid), back.play(mid))
+    assert end["termination"] == "normal"
+    record(live_server, mid)
+
+
+async def test_out_of_time_while_away_is_disconnect(live_server: LiveServer) -> None:
+    _, ta = live_server.create_bot()
+    _, tb = live_server.create_bot()
+    a, b, sa, _ = await start_pair(
+        live_server.ws_url, ta, tb, move_ms=200, bank_ms=100, policy="random_move"
+    )
+    mid = sa["match_id"]
+    first, second = (a, b) if sa["your_seat"] == 0 else (b, a)
+    await first.expect("turn", match_id=mid)
+    await first.close()
+    end = await second.expect("match_end", match_id=mid, timeout=3)
+    # Even under random_move: a bot that is gone cannot be played for.
+    assert (end["termination"], end["at_fault"], end["payoffs"]) == ("disconnect", 0, [-1.0, 1.0])
+    assert record(live_server, mid)["result"]["termination"] == "disconnect"
+
+
+# --- several matches, shutdown -----------------------------------------------------------
+
+
+async def test_one_connection_plays_several_matches(live_server: LiveServer) -> None:
+    hub_name, hub_token = live_server.create_bot()
+    rivals = [live_server.create_bot() for _ in range(3)]
+    hub = await WsBot.connect(live_server.ws_url, hub_token)
+    others = [await WsBot.connect(live_server.ws_url, t) for _, t in rivals]
+    for name, _ in rivals:
+        await hub.send({"type": "challenge", "game": "connect_four", "opponents": [name]})
+        await hub.expect("challenge_sent")
+    for bot in others:
+        received = await bot.expect("challenge_received")
+        assert received["challenger"] == hub_name
+        await bot.send({"type": "accept", "challenge_id": received["challenge_id"]})
+    starts = [await bot.expect("match_start") for bot in others]
+    ids = [s["match_id"] for s in starts]
+    assert len(set(ids)) == 3
+
+    async def hub_plays() -> list[Message]:
+        ends: dict[str, Message] = {}
+        while len(ends) < 3:
+            message = await hub.recv(20)
+            if message["type"] == "turn":
+                await hub.send(
+                    {
+                        "type": "move",
+                        "match_id": message["match_id"],
+                        "ply": message["ply"],
+                        "move": message["legal_moves"][0],
+                    }
+                )
+            elif message["type"] == "match_end":
+                ends[message["match_id"]] = message
+        return [ends[i] for i in ids]
+
+    hub_ends, *rival_ends = await asyncio.gather(
+        hub_plays(), *(bot.play(i) for bot, i in zip(others, ids, strict=True))
+    )
+    assert isinstance(hub_ends, list)
+    assert [e["termination"] for e in hub_ends] == ["normal"] * 3
+    assert hub_ends == rival_ends
+    for i in ids:
+        record(live_server, i)
+
+
+async def test_shutdown_aborts_running_matches(start_server: Callable[..., LiveServer]) -> None:
+    srv = start_server()
+    _, ta = srv.create_bot()
+    _, tb = srv.create_bot()
+    a, _, sa, _ = await start_pair(srv.ws_url, ta, tb, move_ms=5000)
+    mid = sa["match_id"]
+    await asyncio.sleep(0.1)
+    await asyncio.to_thread(srv.stop)
+    (stored,) = [r for r in await stored_records(srv.db_url) if r["id"] == mid]
+    assert stored["status"] == "aborted"
+    assert stored["result"]["termination"] == "aborted"
+    assert a.log[-1]["type"] in ("turn", "match_end", "match_start")
+
+
+@pytest.mark.parametrize(("cap_ms", "termination"), [(300, "normal"), (0, "timeout")])
+async def test_latency_grace_is_capped(
+    start_server: Callable[..., LiveServer], cap_ms: int, termination: str
+) -> None:
+    """A bot that never answers pings gets the cap as its grace: 250 ms on a 100 ms limit with
+    no bank passes under a 300 ms cap and times out under a zero cap."""
+    srv = start_server(max_latency_grace_ms=cap_ms)
+    _, ta = srv.create_bot()
+    _, tb = srv.create_bot()
+    a = await WsBot.connect(srv.ws_url, ta, answer_pings=False)
+    b = await WsBot.connect(srv.ws_url, tb, answer_pings=False)
+    join = {"type": "join", "game": "tic_tac_toe", "time_control": {"move_ms": 100}}
+    await a.send(join)
+    await b.send(join)
+    starts = [await a.expect("match_start"), await b.expect("match_start")]
+    mid = starts[0]["match_id"]
+    first = a if starts[0]["your_seat"] == 0 else b
+
+    async def slow(turn: Message) -> str:
+        await asyncio.sleep(0.25)
+        return str(turn["legal_moves"][0])
+
+    turn = await first.expect("turn", match_id=mid)
+    await first.send({"type": "move", "match_id": mid, "ply": 0, "move": await slow(turn)})
+    end = await first.expect("match_end", match_id=mid) if termination == "timeout" else None
+    if end is not None:
+        assert (end["termination"], end["at_fault"]) == ("timeout", 0)
+        assert record(srv, mid)["moves"] == []
+    else:
+        second = b if first is a else a
+        turn = await second.expect("turn", match_id=mid)
+        assert turn["clocks_ms"] == [0, 0]
+        await second.send({"type": "resign", "match_id": mid})
+        await first.expect("match_end", match_id=mid)
+        (move,) = record(srv, mid)["moves"]
+        assert move["forced"] is None and 250 <= move["think_ms"] < 400

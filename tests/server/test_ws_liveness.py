@@ -1,0 +1,190 @@
+"""Liveness: a bot that goes silent or stops reading its socket is disconnected, with a coded
+fatal error, while its matches go on under the disconnect rules and every other match carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+import websockets
+from _ws_client import WsBot, rederive, start_pair
+from conftest import LiveServer
+from websockets.asyncio.client import ClientConnection
+
+from server.ws.session import CLOSE_GRACE_S
+
+Message = dict[str, Any]
+
+
+@pytest.fixture(autouse=True)
+async def _close_bots() -> AsyncIterator[None]:
+    yield
+    await WsBot.close_all()
+
+
+def connected(srv: LiveServer, name: str) -> bool:
+    return srv.app.state.referee.connections.by_name(name) is not None
+
+
+async def wait_until(check: Callable[[], bool], timeout: float, what: str) -> float:
+    """Poll ``check`` (server state, read from the test's thread); seconds it took."""
+    start = time.monotonic()
+    while not check():
+        assert time.monotonic() - start < timeout, f"timed out waiting until {what}"
+        await asyncio.sleep(0.01)
+    return time.monotonic() - start
+
+
+def record(srv: LiveServer, match_id: str) -> Message:
+    response = srv.api("GET", f"/api/matches/{match_id}")
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+async def test_a_silent_bot_is_closed_and_may_reconnect_to_finish(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    srv = start_server(heartbeat_s=0.2, heartbeat_misses=3)
+    name_a, token_a = srv.create_bot()
+    _, token_b = srv.create_bot()
+    name_c, token_c = srv.create_bot()
+    # a never answers pings nor sends anything after joining: silent.
+    a = await WsBot.connect(srv.ws_url, token_a, answer_pings=False)
+    b = await WsBot.connect(srv.ws_url, token_b)
+    # c does not answer pings either, but keeps sending its own: any frame is a sign of life.
+    c = await WsBot.connect(srv.ws_url, token_c, answer_pings=False)
+    join = {"type": "join", "game": "tic_tac_toe", "time_control": {"move_ms": 5000}}
+    await a.send(join)
+    await b.send(join)
+    mid = (await a.expect("match_start"))["match_id"]
+    silent_since = time.monotonic()
+    b_plays = asyncio.create_task(b.play(mid, timeout=10))
+
+    async def chatty() -> None:
+        for i in range(30):
+            await c.send({"type": "ping", "id": 1000 + i})
+            await asyncio.sleep(0.05)
+
+    chatting = asyncio.create_task(chatty())
+    error = await a.expect_error("heartbeat_timeout", timeout=5)
+    waited = time.monotonic() - silent_since
+    assert error["fatal"] is True and "3 heartbeats" in error["message"]
+    # 3 heartbeats of 0.2 s since the last frame (the join), with some slack for a busy machine.
+    assert 0.5 <= waited < 2.5, waited
+    assert await a.expect_closed() == 1008
+    assert not connected(srv, name_a)
+    # The match goes on (a's clock runs) and a may come back for it.
+    assert record(srv, mid)["status"] == "running"
+
+    a2 = await WsBot.connect(srv.ws_url, token_a)
+    assert a2.welcome is not None and a2.welcome["matches"] == [mid]
+    end = await a2.play(mid, timeout=10)
+    assert end["termination"] == "normal"
+    assert (await b_plays) == end
+    rederive(record(srv, mid))
+
+    await chatting
+    assert connected(srv, name_c)
+    assert not any(m["type"] == "error" for m in c.log)
+    assert sum(m["type"] == "pong" for m in c.log) == 30
+
+
+class Stalling:
+    """A raw client that can stop reading its socket (a small receive buffer, and the websockets
+    library's own flow control at one frame), to make the server's writes block."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+
+    @classmethod
+    async def connect(cls, srv: LiveServer, token: str) -> Stalling:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", srv.settings.port))
+        ws = await websockets.connect(srv.ws_url, sock=sock, max_queue=1, max_size=None)
+        self = cls(ws)
+        await self.send({"type": "hello", "protocol": 1, "token": token, "client": "stalling"})
+        assert (await self.expect("welcome"))["protocol"] == 1
+        return self
+
+    async def send(self, message: Message) -> None:
+        await self.ws.send(json.dumps(message))
+
+    async def expect(self, kind: str) -> Message:
+        while True:
+            message: Message = json.loads(await asyncio.wait_for(self.ws.recv(), 5))
+            if message["type"] == kind:
+                return message
+
+    async def drain(self, timeout: float) -> list[Message]:
+        """Read everything until the server closes the connection."""
+        got: list[Message] = []
+        async with asyncio.timeout(timeout):
+            try:
+                while True:
+                    got.append(json.loads(await self.ws.recv()))
+            except websockets.ConnectionClosed:
+                return got
+
+
+@pytest.mark.parametrize("trigger", ["queue_bound", "send_timeout"])
+async def test_a_bot_that_stops_reading_is_closed_as_a_slow_consumer(
+    start_server: Callable[..., LiveServer], trigger: str
+) -> None:
+    limits = (
+        {"max_outbound_frames": 50, "send_timeout_s": 60.0}
+        if trigger == "queue_bound"
+        else {"max_outbound_frames": 1_000_000, "send_timeout_s": 0.3}
+    )
+    srv = start_server(send_buffer=4096, rate_limit_per_s=1e6, rate_limit_burst=1_000_000, **limits)
+    name_a, token_a = srv.create_bot()
+    _, token_b = srv.create_bot()
+    _, token_c = srv.create_bot()
+    _, token_d = srv.create_bot()
+
+    a = await Stalling.connect(srv, token_a)
+    b = await WsBot.connect(srv.ws_url, token_b)
+    join = {"type": "join", "game": "tic_tac_toe", "time_control": {"move_ms": 800}}
+    await a.send(join)
+    await b.send(join)
+    start = await a.expect("match_start")
+    mid, seat_a = start["match_id"], start["your_seat"]
+    b_plays = asyncio.create_task(b.play(mid, timeout=10))
+
+    # Another match runs meanwhile and must not notice anything.
+    c, d, start_c, _ = await start_pair(srv.ws_url, token_c, token_d, move_ms=2000)
+    other = asyncio.gather(c.play(start_c["match_id"]), d.play(start_c["match_id"], delay=0.02))
+
+    # a stops reading and floods pings; every pong the server owes it piles up.
+    sent = 0
+    while connected(srv, name_a):
+        assert sent < 200_000, "the server never gave up on a bot that does not read"
+        for _ in range(200):
+            await a.send({"type": "ping", "id": sent})
+            sent += 1
+        await asyncio.sleep(0)
+    # Once a reads again, it gets what was in flight, then the coded error and the close.
+    received = await a.drain(timeout=CLOSE_GRACE_S + 3)
+    assert len(received) < sent
+    error = received[-1]
+    assert (error["type"], error["code"], error["fatal"]) == ("error", "slow_consumer", True)
+    why = "messages are waiting" if trigger == "queue_bound" else "could not be written for 0.3 s"
+    assert why in error["message"], error["message"]
+    assert a.ws.close_code == 1008
+
+    # a counts as disconnected: its clock runs out and it loses the match on `disconnect`.
+    end = await b_plays
+    assert (end["termination"], end["at_fault"]) == ("disconnect", seat_a)
+    rederive(record(srv, mid))
+    end_c, end_d = await asyncio.wait_for(other, 20)
+    assert end_c == end_d and end_c["termination"] == "normal"
+    # The server still serves everyone, a included once it reads again.
+    a2 = await WsBot.connect(srv.ws_url, token_a)
+    assert a2.welcome is not None and a2.welcome["matches"] == []
