@@ -20,9 +20,10 @@ of that row, as in ``render``; a move is written ``from-to`` (``c2-e6``); a full
 Internally the board is a Python int with one bit per hole. Bit ``18 * row + q`` holds the hole in
 ``row`` (0..16) at axial column ``q`` (0..16); the column ``q = 17`` is never a hole, so the six
 neighbours of bit ``i`` are exactly the bits ``i +- 1``, ``i +- 17``, ``i +- 18`` with no wrap
-between rows. All pieces of a seat then step (or jump) in one direction with a single shift, which
-is what makes move generation fast in pure Python. A move is the int with its origin and
-destination bits set (``1 << from | 1 << to``), so ``result`` is two XORs.
+between rows. A piece's steps and single jumps are one table lookup keyed by the empty holes
+within two of it (one shift and a mask); jump chains flood a jump graph built once per position
+with a few shifts of the whole board. A move is the int with its origin and destination bits set
+(``1 << from | 1 << to``), so ``result`` is two XORs.
 
     >>> import games
     >>> g = games.get("chinese_checkers")
@@ -221,8 +222,8 @@ def _moves(mine: Bitboard, occ: Bitboard) -> list[int]:
     pieces with a landing that has an edge are followed further, by a breadth-first flood over
     those edges (a front of one hole takes its edges from ``_LOCAL`` instead). The graph counts
     the moving piece as still in place, which is harmless: its landings are two steps away from
-    it, so no later jump of the chain could pass over its (now empty) hole. A chain cannot end
-    next to its start either (jumps move by even steps), so chains never repeat a step."""
+    it, so no later jump of the chain could pass over its (now empty) hole. For the same reason
+    (a jump moves two holes) a chain never ends next to its start: no move is listed twice."""
     empty = STAR ^ occ
     around = empty << 36
     wmask = _WINDOW_MASK
@@ -237,34 +238,39 @@ def _moves(mine: Bitboard, occ: Bitboard) -> list[int]:
         p = mine.bit_length() - 1
         origin = bit[p]
         mine ^= origin
-        w = codes[around >> p & wmask]
+        code = codes[around >> p & wmask]
         try:
-            found, landings = local[p][w]
+            found, landings = local[p][code]
         except KeyError:
-            found, landings = _local(p, w)
+            found, landings = _local(p, code)
         extend(found)
         if not landings:
             continue
-        if hubs < 0:
+        if hubs < 0:  # the first piece with a jump: build the jump graph
+            # Edges: bit x of e_d = holes x and x + 2d are empty, x + d is occupied.
             e1 = empty & (occ >> 1) & (empty >> 2)
             e17 = empty & (occ >> 17) & (empty >> 34)
             e18 = empty & (occ >> 18) & (empty >> 36)
-            hubs = e1 | e1 << 2 | e17 | e17 << 34 | e18 | e18 << 36
-            forks = e1 & (e1 << 2)
-            once = e1 | (e1 << 2)
+            # hubs: holes with an edge; forks: holes with two or more. A chain that arrives at a
+            # hole with one edge (the one it came by) can go nowhere new, so the flood drops
+            # those holes from its front.
+            x = e1 << 2
+            forks = e1 & x
+            hubs = e1 | x
+            forks |= hubs & e17
+            hubs |= e17
             x = e17 << 34
-            forks |= once & x
-            once |= x
-            forks |= once & e17
-            once |= e17
+            forks |= hubs & x
+            hubs |= x
+            forks |= hubs & e18
+            hubs |= e18
             x = e18 << 36
-            forks |= once & x
-            once |= x
-            forks |= once & e18
-        front = landings & hubs
+            forks |= hubs & x
+            hubs |= x
+        front = landings & hubs  # landings from which the chain can go on
         if not front:
             continue
-        free = hubs ^ front
+        free = hubs ^ front  # holes the chain has not reached yet
         while front:
             if front & (front - 1):
                 front = (
@@ -274,11 +280,11 @@ def _moves(mine: Bitboard, occ: Bitboard) -> list[int]:
                 ) & free  # fmt: skip
             else:
                 h = front.bit_length() - 1
-                w = codes[around >> h & wmask]
+                code = codes[around >> h & wmask]
                 try:
-                    front = local[h][w][1] & free
+                    front = local[h][code][1] & free
                 except KeyError:
-                    front = _local(h, w)[1] & free
+                    front = _local(h, code)[1] & free
             free ^= front
             t = front
             while t:

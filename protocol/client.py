@@ -221,6 +221,10 @@ class BotClient:
         accept_challenges: accept every challenge received (else decline them).
         time_control / policy: asked for when joining or challenging (None: server defaults).
         reconnect: reconnect with exponential backoff when the connection drops.
+        max_retries: give up (ConnectionError) after this many failed reconnections in a row
+            (None: keep trying; a welcome resets the count).
+        first_connect_retries: give up after this many retries if the bot never logged in
+            (a wrong URL should fail fast, not retry forever).
     """
 
     def __init__(
@@ -240,6 +244,8 @@ class BotClient:
         client_name: str = "ply-arena-kit",
         reconnect: bool = True,
         max_backoff_s: float = 30.0,
+        max_retries: int | None = None,
+        first_connect_retries: int = 3,
         executor: ThreadPoolExecutor | None = None,
     ) -> None:
         if (choose is None) == (agent is None):
@@ -258,6 +264,8 @@ class BotClient:
         self.client_name = client_name
         self.reconnect = reconnect
         self.max_backoff_s = max_backoff_s
+        self.max_retries = max_retries
+        self.first_connect_retries = first_connect_retries
         self.executor = executor
 
         self.bot_name: str | None = None
@@ -300,6 +308,16 @@ class BotClient:
                 break
             if not self.reconnect:
                 raise ConnectionError(f"disconnected from {self.url}")
+            if self.bot_name is None and self._attempt >= self.first_connect_retries:
+                # Never logged in: most likely a wrong URL or no server; say so instead of
+                # retrying forever.
+                raise ConnectionError(
+                    f"could not log in at {self.url} after {self._attempt + 1} attempts"
+                )
+            if self.max_retries is not None and self._attempt >= self.max_retries:
+                raise ConnectionError(
+                    f"lost {self.url}; gave up after {self._attempt + 1} attempts to reconnect"
+                )
             # Exponential backoff with jitter, so that a restarted server is not hit by every bot
             # at the same instant; a welcome resets it.
             delay = min(self.max_backoff_s, 0.25 * 2**self._attempt) * random.uniform(0.8, 1.2)

@@ -44,11 +44,13 @@ from typing import Any
 import games
 from games import Move, State
 from reference_agents._agent import Agent, SearchInfo
+from reference_agents._gc import paused_gc
 from reference_agents.evaluation import Evaluator, evaluator_for
 from reference_agents.minimax import SearchTimeout, check_options, search_budget
 
-#: How often (in nodes) the search looks at the clock; a power of two minus one.
-CLOCK_EVERY = 63
+#: How often (in nodes) the search looks at the clock; a power of two minus one. Often: a
+#: backgammon node can cost a move generation of hundreds of plays.
+CLOCK_EVERY = 15
 #: Plies searched with neither a depth option nor a time limit (backgammon: my play, every roll,
 #: every reply: about 10^4 nodes).
 DEFAULT_DEPTH = 2
@@ -109,6 +111,10 @@ class ExpectiminimaxAgent(Agent):
         return two_player_zero_sum_refusal(game)
 
     def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
+        with paused_gc():
+            return self._choose(state, time_limit)
+
+    def _choose(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)
         self._deadline = math.inf if budget is None else start + budget

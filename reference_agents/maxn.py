@@ -37,6 +37,7 @@ from typing import Any
 import games
 from games import Move, State
 from reference_agents._agent import Agent, SearchInfo
+from reference_agents._gc import paused_gc
 from reference_agents.evaluation import Evaluator, evaluator_for
 from reference_agents.minimax import SearchTimeout, check_options, search_budget
 
@@ -124,6 +125,10 @@ class MaxNAgent(Agent):
         return deterministic_refusal(game)
 
     def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
+        with paused_gc():
+            return self._choose(state, time_limit)
+
+    def _choose(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)
         self._deadline = math.inf if budget is None else start + budget

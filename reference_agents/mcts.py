@@ -37,7 +37,6 @@ reproducible.
 
 from __future__ import annotations
 
-import gc
 import math
 import random
 import time
@@ -46,6 +45,7 @@ from typing import Any
 import games
 from games import Move, State
 from reference_agents._agent import Agent, SearchInfo
+from reference_agents._gc import paused_gc
 from reference_agents.evaluation import Evaluator, evaluator_for
 from reference_agents.minimax import check_options, search_budget
 
@@ -309,6 +309,10 @@ class MCTSAgent(Agent):
     # -- the anytime loop --------------------------------------------------------------------
 
     def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
+        with paused_gc():  # the tree is cyclic garbage afterwards, collected outside our time
+            return self._choose(state, time_limit)
+
+    def _choose(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)
         limit = self.simulations
@@ -328,16 +332,7 @@ class MCTSAgent(Agent):
         self.tree_size = 1
         max_nodes = self.max_nodes
         self._deadline = deadline
-        # The tree is tens of thousands of new objects a second: Python's cyclic collector would
-        # stop the search now and then to walk all of them (tens of ms, enough to overrun a
-        # deadline). Nothing in the search needs it; the tree is collected after the move.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            sims, max_depth = self._search(root, limit, max_nodes, deadline)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
+        sims, max_depth = self._search(root, limit, max_nodes, deadline)
         best = self.most_visited(root)
         assert best is not None
         info = SearchInfo(

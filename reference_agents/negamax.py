@@ -77,6 +77,7 @@ class NegamaxAgent(Agent):
         self.evaluate: Evaluator = evaluate or evaluator_for(game)
         self.nodes = 0
         self._deadline = math.inf
+        self._next_check = 0
         self._cut = False
 
     @classmethod
@@ -87,6 +88,7 @@ class NegamaxAgent(Agent):
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)
         self._deadline = math.inf if budget is None else start + budget
+        self._next_check = 0  # node count at which to look at the clock next
         max_depth = self.depth or (DEFAULT_DEPTH if budget is None else 10**6)
         self.nodes = 0
         moves = list(state.actions())
@@ -128,8 +130,10 @@ class NegamaxAgent(Agent):
         """NEGAMAX(node, depth, alpha, beta) for a non-terminal ``state``: its value for the
         player to move (fail-hard: within [alpha, beta]) and the line that reaches it."""
         self.nodes += 1
-        if not self.nodes & CLOCK_EVERY and time.monotonic() > self._deadline:
-            raise SearchTimeout
+        if self.nodes >= self._next_check:
+            self._next_check = self.nodes + CLOCK_EVERY + 1
+            if time.monotonic() > self._deadline:
+                raise SearchTimeout
         seat = state.player
         if depth == 0:
             self._cut = True

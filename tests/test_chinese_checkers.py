@@ -75,7 +75,9 @@ def plain_moves(state: ChineseCheckersState) -> set[tuple[str, str]]:
                 found.add((HOLE_NAMES[origin], HOLE_NAMES[n]))
         lifted = occ ^ (1 << origin)
 
-        def chain(here: int, visited: frozenset[int], origin: int = origin, lifted: int = lifted) -> None:  # noqa: E501
+        def chain(
+            here: int, visited: frozenset[int], origin: int = origin, lifted: int = lifted
+        ) -> None:
             for over, land in JUMPS[here]:
                 if lifted >> over & 1 and not lifted >> land & 1 and land not in visited:
                     found.add((HOLE_NAMES[origin], HOLE_NAMES[land]))
@@ -148,6 +150,24 @@ def test_moves_match_the_rules_read_literally_over_random_games() -> None:
             checked += 1
             s = s.result(rng.choice(moves))
     assert checked == 1000
+
+
+def test_moves_match_the_rules_read_literally_on_random_boards() -> None:
+    # Boards no game reaches quickly: the pieces anywhere on the star, so every hole (the rim
+    # included) is met with crowded and sparse surroundings, and long, branching chains occur.
+    rng = random.Random(13)
+    longest = 0
+    for _ in range(300):
+        holes = [HOLE_NAMES[h] for h in rng.sample(HOLES, 30)]
+        s = GAME.state_from_json(
+            {"pieces": [holes[:10], holes[10:20], holes[20:]], "player": rng.randrange(3)}
+        )
+        moves = s.actions()
+        texts = [GAME.format_move(s, m) for m in moves]
+        assert len(set(moves)) == len(moves)
+        assert {tuple(t.split("-")) for t in texts} == plain_moves(s)
+        longest = max(longest, len(texts))
+    assert longest > 60
 
 
 def test_a_chain_of_jumps_is_one_move_and_may_stop_after_any_jump() -> None:

@@ -31,6 +31,9 @@ def register(app: typer.Typer) -> None:
         move_ms: int | None = typer.Option(None, "--move-ms", help="ask for this per-move limit"),
         bank_ms: int = typer.Option(0, "--bank-ms", help="with --move-ms: the overage bank"),
         policy: str = typer.Option("forfeit", "--policy", help="forfeit or random_move"),
+        max_retries: int | None = typer.Option(
+            None, "--max-retries", help="give up after this many failed reconnections in a row"
+        ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="print only the results"),
     ) -> None:
         """Play GAME on a server as a remote bot driven by a reference agent."""
@@ -68,8 +71,9 @@ def register(app: typer.Typer) -> None:
                 time_control=tc,
                 policy=chosen_policy,
                 client_name=f"arena-agent/{name}",
+                max_retries=max_retries,
             )
-        except BotError as exc:
+        except (BotError, ConnectionError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from exc
         except KeyboardInterrupt:

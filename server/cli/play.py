@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--json", help="Also write every game and the summary to this file."),
         ] = None,
     ) -> None:
-        """Play GAMES games between local agents, seats rotated; print the results."""
+        """Play N games (--games) between local agents, seats rotated, and print the results."""
         from rich.console import Console
         from rich.progress import (
             BarColumn,

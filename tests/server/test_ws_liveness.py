@@ -60,10 +60,10 @@ async def test_a_silent_bot_is_closed_and_may_reconnect_to_finish(
     # c does not answer pings either, but keeps sending its own: any frame is a sign of life.
     c = await WsBot.connect(srv.ws_url, token_c, answer_pings=False)
     join = {"type": "join", "game": "tic_tac_toe", "time_control": {"move_ms": 5000}}
+    silent_since = time.monotonic()  # a's last frame (the join) reaches the server after this
     await a.send(join)
     await b.send(join)
     mid = (await a.expect("match_start"))["match_id"]
-    silent_since = time.monotonic()
     b_plays = asyncio.create_task(b.play(mid, timeout=10))
 
     async def chatty() -> None:
@@ -75,8 +75,8 @@ async def test_a_silent_bot_is_closed_and_may_reconnect_to_finish(
     error = await a.expect_error("heartbeat_timeout", timeout=5)
     waited = time.monotonic() - silent_since
     assert error["fatal"] is True and "3 heartbeats" in error["message"]
-    # 3 heartbeats of 0.2 s since the last frame (the join), with some slack for a busy machine.
-    assert 0.5 <= waited < 2.5, waited
+    # 3 heartbeats of 0.2 s since the last frame (the join), with slack for a busy machine.
+    assert 0.6 <= waited < 3.0, waited
     assert await a.expect_closed() == 1008
     assert not connected(srv, name_a)
     # The match goes on (a's clock runs) and a may come back for it.
