@@ -225,9 +225,9 @@ def _match(
                 spent = time.perf_counter() - t0
                 times_spiel.append(spent)
                 if refit:  # keep its thinking time at move_time: simulations ~ time
-                    bot.max_simulations = max(
-                        10, int(bot.max_simulations * move_time / max(spent, 1e-3))
-                    )
+                    # (clamped: a move its solver cut short says little about its speed)
+                    factor = min(2.0, max(0.5, move_time / max(spent, 1e-3)))
+                    bot.max_simulations = max(10, int(bot.max_simulations * factor))
             moves.append(int(a))
             s = s.result(a)
             ss.apply_action(int(a))

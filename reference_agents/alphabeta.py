@@ -58,6 +58,7 @@ from typing import Any
 import games
 from games import Move, State
 from reference_agents._agent import Agent, SearchInfo
+from reference_agents._gc import paused_gc
 from reference_agents.evaluation import Evaluator, evaluator_for
 from reference_agents.minimax import (
     CLOCK_EVERY,
@@ -71,6 +72,12 @@ from reference_agents.minimax import (
 DEFAULT_DEPTH = 6
 #: Connect Four positions with at most this many empty cells are handed to the solver first.
 SOLVER_EMPTY_CELLS = 30
+#: Earlier positions with at most this many empty cells get a weak solve (win/draw/loss)
+#: within WEAK_SOLVE_SHARE of the move's time before the depth-limited search.
+WEAK_SOLVE_EMPTY_CELLS = 38
+WEAK_SOLVE_SHARE = 0.4
+#: The Connect Four solver's table is started afresh beyond this many entries (memory).
+SOLVER_TABLE_SIZE = 3_000_000
 #: Transposition table entry flags.
 EXACT, LOWER, UPPER = 0, 1, 2
 #: Entry: (depth searched, flag, value, best move or None, whether the depth limit cut the
@@ -123,6 +130,7 @@ class AlphaBetaAgent(Agent):
         self._next_check = 0  # node count at which to look at the clock next
         self._cut = False
         self._me = 0
+        self._solver: Any = None
 
     @classmethod
     def refusal(cls, game: games.Game) -> str | None:
@@ -131,27 +139,65 @@ class AlphaBetaAgent(Agent):
     # -- the decision ---------------------------------------------------------------------------
 
     def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
+        # the cyclic GC off while searching: a full collection mid-search can cost tens of ms
+        with paused_gc():
+            return self._choose(state, time_limit)
+
+    def _choose(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)
         deadline = math.inf if budget is None else start + budget
         self.nodes = 0
-        # with more than SOLVER_EMPTY_CELLS empty cells a pure-Python solve rarely finishes
-        # in a move's time, so the time goes to the depth-limited search instead
-        empty = 42 - state.moves if self.use_solver else 0  # type: ignore[attr-defined]
-        if self.use_solver and self.depth is None and empty <= SOLVER_EMPTY_CELLS:
-            # half the time for an exact answer; without a limit, a second
-            solved = self._solve_connect_four(state, start + (budget / 2 if budget else 1.0))
-            if solved is not None:
-                move, info = solved
-                info.time_ms = int((time.monotonic() - start) * 1000)
-                return move, info
-        move, info = self.iterative_deepening(state, deadline)
+        root_moves: list[Move] | None = None
+        comment = ""
+        if self.use_solver and self.depth is None:
+            empty = 42 - state.moves  # type: ignore[attr-defined]
+            if empty <= SOLVER_EMPTY_CELLS:
+                # half the time for an exact answer; without a limit, a second
+                solved = self._solve_connect_four(state, start + (budget / 2 if budget else 1.0))
+                if solved is not None:
+                    move, info = solved
+                    info.time_ms = int((time.monotonic() - start) * 1000)
+                    return move, info
+            else:
+                # earlier, a proven win/draw/loss (weak solve) within a slice of the time: it is
+                # decisive when it succeeds, and what it stored stays in the solver's table
+                # for the next moves, so later attempts start further ahead
+                share = WEAK_SOLVE_SHARE if empty <= WEAK_SOLVE_EMPTY_CELLS else 0.0
+                if share > 0:
+                    slice_end = start + (budget * share if budget else 1.0)
+                    weak = self._weak_solve_connect_four(state, slice_end)
+                    if weak is not None:
+                        sign, moves = weak
+                        if sign > 0:
+                            move = moves[0]
+                            info = SearchInfo(
+                                depth=empty,
+                                nodes=self.nodes,
+                                score=self.game.max_utility,
+                                pv=[move],
+                                comment="solved: win (weak solve)",
+                            )
+                            info.time_ms = int((time.monotonic() - start) * 1000)
+                            return move, info
+                        if sign == 0:
+                            # only the moves that keep the draw; the evaluation picks among them
+                            root_moves = moves
+                            comment = "solved: draw (weak solve); best drawing move by search"
+        move, info = self.iterative_deepening(state, deadline, root_moves)
+        if comment:
+            info.comment = comment
         info.nodes = self.nodes
         info.time_ms = int((time.monotonic() - start) * 1000)
         return move, info
 
-    def iterative_deepening(self, state: State, deadline: float) -> tuple[Move, SearchInfo]:
-        """Search depth 1, 2, ... until ``deadline``; the deepest completed answer wins."""
+    def iterative_deepening(
+        self, state: State, deadline: float, moves: list[Move] | None = None
+    ) -> tuple[Move, SearchInfo]:
+        """Search depth 1, 2, ... until ``deadline``; the deepest completed answer wins.
+
+        ``moves``: the root moves to consider (default: all legal moves).
+        """
         self._deadline = deadline
         self._next_check = 0
         self._me = state.player
@@ -159,7 +205,9 @@ class AlphaBetaAgent(Agent):
         self.history = defaultdict(int)
         self.killers = []
         max_depth = self.depth or (DEFAULT_DEPTH if deadline == math.inf else 10**6)
-        root_moves = list(state.actions())
+        root_moves = list(state.actions()) if moves is None else list(moves)
+        if len(root_moves) == 1:
+            return root_moves[0], SearchInfo(depth=0, pv=root_moves[:], comment="only move")
         if self.rng is not None:  # ties go to a seeded random pick, else to the first
             self.rng.shuffle(root_moves)
         best: Move = root_moves[0]
@@ -404,9 +452,9 @@ class AlphaBetaAgent(Agent):
 
     def _solve_connect_four(self, state: State, deadline: float) -> tuple[Move, SearchInfo] | None:
         """Best move and exact result by the specialised solver, or None if out of time."""
-        from reference_agents.connect_four_solver import COLUMN_ORDER, Solver, SolveTimeout
+        from reference_agents.connect_four_solver import COLUMN_ORDER, SolveTimeout
 
-        solver = Solver(deadline=deadline)
+        solver = self._connect_four_solver(deadline)
         current, mask, moves = state.current, state.mask, state.moves  # type: ignore[attr-defined]
         order = list(COLUMN_ORDER)
         if self.rng is not None:  # among equally good columns the seed decides
@@ -429,6 +477,67 @@ class AlphaBetaAgent(Agent):
             comment=f"solved: {outcome}, Pons score {pons:+d}",
         )
         return col, info
+
+    def _connect_four_solver(self, deadline: float) -> Any:
+        """The agent's solver, kept across moves so that its table keeps what it learnt."""
+        from reference_agents.connect_four_solver import Solver
+
+        solver = self._solver
+        if solver is None or len(solver.table) > SOLVER_TABLE_SIZE:
+            solver = self._solver = Solver()
+        solver.deadline = deadline
+        solver.nodes = 0
+        return solver
+
+    def _weak_solve_connect_four(
+        self, state: State, deadline: float
+    ) -> tuple[int, list[Move]] | None:
+        """(1, [a winning column]) or (0, the drawing columns) or (-1, []) for the side to
+        move, by null-window searches of the solver; None if out of time."""
+        from reference_agents.connect_four_solver import (
+            BOARD_MASK,
+            BOTTOM_CELL,
+            BOTTOM_MASK,
+            COLUMN_MASK,
+            COLUMN_ORDER,
+            TOP_MASK,
+            SolveTimeout,
+            winning_cells,
+        )
+
+        solver = self._connect_four_solver(deadline)
+        current, mask, moves = state.current, state.mask, state.moves  # type: ignore[attr-defined]
+        order = list(COLUMN_ORDER)
+        if self.rng is not None:
+            self.rng.shuffle(order)
+        cols = [c for c in order if not mask & TOP_MASK[c]]
+        possible = (mask + BOTTOM_MASK) & BOARD_MASK
+        wins = winning_cells(current, mask) & possible
+        if wins:
+            winning: list[Move] = [c for c in cols if wins & COLUMN_MASK[c]]
+            return 1, winning[:1]
+        try:
+            sign = solver.solve(current, mask, moves, weak=True)
+            if sign < 0:
+                return -1, []
+            keep: list[Move] = []
+            for col in cols:
+                move = (mask + BOTTOM_CELL[col]) & COLUMN_MASK[col]
+                child_current, child_mask = current ^ mask, mask | move
+                child_possible = (child_mask + BOTTOM_MASK) & BOARD_MASK
+                if winning_cells(child_current, child_mask) & child_possible:
+                    continue  # the opponent connects at once
+                # the opponent's (child's) value is <= -sign exactly when the move keeps sign
+                v = solver._negamax(child_current, child_mask, moves + 1, -sign, -sign + 1)
+                if v <= -sign:
+                    keep.append(col)
+                    if sign > 0:
+                        break
+        except SolveTimeout:
+            return None
+        finally:
+            self.nodes += solver.nodes
+        return sign, keep
 
     @staticmethod
     def _solved_line(solver: Any, current: int, mask: int, moves: int, col: int) -> list[Move]:

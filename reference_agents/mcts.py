@@ -20,6 +20,10 @@ parts that offer the best chances", and repeats cycles of four phases until it i
    N += 1 and U += the payoff of the player who chose the move into it - the one whose
    choice the statistic informs. So two players, three players and chance need no special case.
 
+One addition to the notes: proven values (MCTS-Solver; see ``expand`` and ``prove``) - an
+outright win one move away, or a node whose successors are all decided, is backed up exactly
+instead of being estimated again and again.
+
 It is an *anytime* method: stopped at any moment it answers with the move most often chosen at
 the root (the most robust estimate). The agent stops at the time limit or after ``simulations``
 cycles, whichever comes first; with a fixed ``simulations`` count and a ``seed`` it is exactly
@@ -61,6 +65,10 @@ _CHANCE = games.CHANCE
 
 _log = math.log
 _sqrt = math.sqrt
+
+
+def _no_proof(node: Node) -> None:
+    """``solve=False``: proven values stay where they are."""
 
 
 class _OutOfTime(Exception):
@@ -115,7 +123,8 @@ class MCTSAgent(Agent):
     ``simulation`` ("random" or "eval"; default "random", "eval" for Chinese checkers),
     ``playout_depth`` (random plies before eval(n) in "eval" simulations, default 0), ``seed``,
     ``evaluate`` (replaces the game's eval(n)), ``max_nodes`` (the search answers when its tree
-    has this many nodes; default 300 000), ``solve`` (the decisive-move rule, default true).
+    has this many nodes; default 300 000), ``solve`` (the decisive-move rule and proofs,
+    default true).
     """
 
     name = "mcts"
@@ -349,6 +358,7 @@ class MCTSAgent(Agent):
         """The cycles of the four phases until the deadline, the simulation count or the tree
         size says stop; returns (simulations, deepest node selected)."""
         select, simulate, backpropagate = self.select, self.simulate, self.backpropagate
+        prove = self.prove if self.solve else _no_proof
         clock = time.monotonic
         sims = 0
         max_depth = 0
@@ -366,12 +376,42 @@ class MCTSAgent(Agent):
                         solved = simulate(leaf.state)
                     else:
                         break  # the new leaf stays unvisited (N = 0): never chosen
+            else:
+                prove(leaf)  # a proven value may settle the nodes above it too
             backpropagate(leaf, solved)
             sims += 1
             # reading the clock costs well under a microsecond, a simulation several
             if clock() > deadline:
                 break
         return sims, max_depth
+
+    @staticmethod
+    def prove(node: Node) -> None:
+        """MCTS-Solver's upward step, for payoff vectors: a decision node whose player has a
+        proven outright win below it, or whose children are all proven, is proven too - with
+        the max^n value of the notes (004): the proven vector best for the player choosing.
+        The root is left open (its move is chosen by visits, which a proven win soon has), and
+        so are chance nodes (an average over proven outcomes is left to the visits)."""
+        child = node
+        parent = node.parent
+        while parent is not None and parent.parent is not None:
+            if parent.solved is None:
+                p = parent.player
+                if p == _CHANCE:
+                    return
+                proven = child.solved
+                assert proven is not None
+                if proven[p] < 1.0:
+                    if parent.untried:
+                        return
+                    for ch in parent.children:
+                        s = ch.solved
+                        if s is None:
+                            return
+                        if s[p] > proven[p]:
+                            proven = s
+                parent.solved = proven
+            child, parent = parent, parent.parent
 
     @staticmethod
     def most_visited(node: Node) -> Node | None:

@@ -22,7 +22,12 @@ from games import State
 from games.connect_four import BOARD, ConnectFourState
 
 THREAT = 4
+#: A threat on its owner's parity row (odd rows for the first player, even for the second).
+GOOD_THREAT = 8
 SCALE = 20.0
+#: Rows 1, 3, 5 (bit rows 0, 2, 4 of each column) and rows 2, 4, 6.
+ODD_ROWS = sum(1 << (7 * c + r) for c in range(7) for r in (0, 2, 4))
+EVEN_ROWS = sum(1 << (7 * c + r) for c in range(7) for r in (1, 3, 5))
 
 
 def _lines(mine: int, opponent: int) -> int:
@@ -76,13 +81,54 @@ def _threats(bits: int, mask: int) -> int:
     return (r & (BOARD ^ mask)).bit_count()
 
 
+def _threat_cells(bits: int, mask: int) -> int:
+    r = (bits << 1) & (bits << 2) & (bits << 3)
+    p = (bits << 7) & (bits << 14)
+    r |= p & (bits << 21)
+    r |= p & (bits >> 7)
+    p = (bits >> 7) & (bits >> 14)
+    r |= p & (bits << 7)
+    r |= p & (bits >> 21)
+    p = (bits << 6) & (bits << 12)
+    r |= p & (bits << 18)
+    r |= p & (bits >> 6)
+    p = (bits >> 6) & (bits >> 12)
+    r |= p & (bits << 6)
+    r |= p & (bits >> 18)
+    p = (bits << 8) & (bits << 16)
+    r |= p & (bits << 24)
+    r |= p & (bits >> 8)
+    p = (bits >> 8) & (bits >> 16)
+    r |= p & (bits << 8)
+    r |= p & (bits >> 24)
+    return r & (BOARD ^ mask)
+
+
 def score(current: int, mask: int) -> int:
-    """The raw difference d for the player to move (owner of ``current``)."""
+    """The raw difference d for the player to move (owner of ``current``).
+
+    Threats are weighed by row parity (the zugzwang rule of Connect Four: when the board fills
+    up, the first player gets the odd rows 1, 3, 5 and the second player the even rows), so a
+    threat on one's own parity counts ``GOOD_THREAT``, another ``THREAT``; a threat right
+    above an opponent threat is never reached and counts nothing.
+    """
     other = current ^ mask
+    mine_t = _threat_cells(current, mask)
+    other_t = _threat_cells(other, mask)
+    # the cell above an opponent threat can only be played after the opponent declined it
+    mine_live = mine_t & ~(other_t << 1)
+    other_live = other_t & ~(mine_t << 1)
+    # the side to move is the first player exactly when an even number of discs is down
+    if mask.bit_count() & 1:
+        mine_good, other_good = EVEN_ROWS, ODD_ROWS
+    else:
+        mine_good, other_good = ODD_ROWS, EVEN_ROWS
     return (
         _lines(current, other)
         - _lines(other, current)
-        + THREAT * (_threats(current, mask) - _threats(other, mask))
+        + THREAT * (mine_live.bit_count() - other_live.bit_count())
+        + (GOOD_THREAT - THREAT)
+        * ((mine_live & mine_good).bit_count() - (other_live & other_good).bit_count())
     )
 
 

@@ -33,12 +33,20 @@ log = logging.getLogger(__name__)
 Write = Callable[..., Awaitable[Any]]
 #: ``bulk(session, [kwargs, ...])``: the same writes as calling a Write once per kwargs, faster.
 BulkWrite = Callable[[AsyncSession, list[dict[str, Any]]], Awaitable[None]]
-_BULK: dict[Write, BulkWrite] = {}
+#: fn -> (phase, bulk)
+_BULK: dict[Write, tuple[int, BulkWrite]] = {}
 
 
-def register_bulk(fn: Write, bulk: BulkWrite) -> None:
-    """Let the recorder run consecutive queued ``fn`` writes as one ``bulk`` call (executemany)."""
-    _BULK[fn] = bulk
+def register_bulk(fn: Write, bulk: BulkWrite, *, phase: int = 0) -> None:
+    """Let the recorder run queued ``fn`` writes as one ``bulk`` call (executemany).
+
+    Consecutive queued writes of bulk-registered functions (a run not interrupted by any other
+    write) are grouped per function and run in ``phase`` order, ties in registration order.
+    So a write may overtake an earlier-submitted one of a higher phase: register phases only
+    where that cannot matter (e.g. create a match = 0, its moves = 1, its result = 2, which is
+    also the order in which any one match submits them). Bulk writes return None.
+    """
+    _BULK[fn] = (phase, bulk)
 
 
 #: Upper bound on writes per transaction, to keep each commit short for readers and the CLI.
@@ -120,22 +128,24 @@ class Recorder:
             await self._commit(batch)
 
     async def _commit(self, batch: list[_Item]) -> None:
-        results: list[Any] = []
+        results: list[Any] = [None] * len(batch)
         try:
             async with self._database.session() as session:
                 i = 0
                 while i < len(batch):
                     item = batch[i]
-                    bulk = _BULK.get(item.fn)
-                    if bulk is None:
-                        results.append(await item.fn(session, **item.kwargs))
+                    if item.fn not in _BULK:
+                        results[i] = await item.fn(session, **item.kwargs)
                         i += 1
                         continue
+                    # A run of bulk writes: one executemany per function, in phase order.
+                    groups: dict[Write, list[dict[str, Any]]] = {}
                     j = i
-                    while j < len(batch) and batch[j].fn is item.fn:
+                    while j < len(batch) and batch[j].fn in _BULK:
+                        groups.setdefault(batch[j].fn, []).append(batch[j].kwargs)
                         j += 1
-                    await bulk(session, [b.kwargs for b in batch[i:j]])
-                    results.extend([None] * (j - i))
+                    for fn in sorted(groups, key=lambda f: _BULK[f][0]):
+                        await _BULK[fn][1](session, groups[fn])
                     i = j
         except Exception as exc:
             if len(batch) == 1:

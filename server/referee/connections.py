@@ -37,6 +37,9 @@ class BotConnection(Protocol):
     def send(self, message: ServerMessage) -> None:
         """Queue a message; never blocks (a slow client must not stall a match)."""
 
+    def send_json(self, text: str) -> None:
+        """Like ``send`` for a server message already serialised (the referee's hot path)."""
+
     def rtt_ms(self) -> float | None:
         """The latest measured ping round trip, or None before the first pong."""
 
@@ -84,6 +87,14 @@ class ConnectionRegistry:
         if conn is None:
             return False
         conn.send(message)
+        return True
+
+    def send_json(self, bot_id: int, text: str) -> bool:
+        """``send`` for a message already serialised to JSON text."""
+        conn = self._by_bot.get(bot_id)
+        if conn is None:
+            return False
+        conn.send_json(text)
         return True
 
     def __len__(self) -> int:

@@ -25,6 +25,7 @@ Faults and what they cost (``docs/protocol.md`` repeats this):
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import secrets
@@ -47,7 +48,6 @@ from protocol.messages import (
     SeatInfo,
     Termination,
     TimeControl,
-    Turn,
 )
 from server.db.database import Database
 from server.referee.clock import SeatClock, latency_grace_ms
@@ -132,14 +132,25 @@ class MatchRunner:
         # Dice come from the stored seed alone; forced moves use a separate stream so that
         # they do not shift the dice sequence.
         self._dice = random.Random(self.seed)
-        self._forcer = random.Random(f"{self.seed}:forced")
+        # Made on first use: seeding from a string hashes it, and most matches never force.
+        self._forcer: random.Random | None = None
         self._clocks = [SeatClock(time_control.move_ms, float(time_control.bank_ms)) for _ in seats]
         self._seat_of = {s.bot_id: i for i, s in enumerate(seats)}
         self._last_move_ply = [-1] * len(seats)
         self._seat_moves = 0
         self._turn_seat: int | None = None
         self._turn_sent_at = 0.0
-        self._waiter: asyncio.Future[_Submitted | _Resigned] | None = None
+        self._waiter: asyncio.Future[_Submitted | _Resigned | None] | None = None
+        #: The state the legal-move cache below belongs to, its notations as a JSON array,
+        #: and notation -> move (the turn lists them; the answer is looked up, not re-parsed).
+        self._legal_state: games.State | None = None
+        self._legal_json = "[]"
+        self._legal: dict[str, Move] = {}
+        #: Each event of ``events`` as JSON, for the turns' ``since_last``.
+        self._event_json: list[str] = []
+        self._match_id_json = _dumps(match_id)
+        self._position_json = "{}"
+        self._initial_position = game.state_to_json(self.state)
         self._resigned: int | None = None
         self._write_failed = False
         self._last_write: asyncio.Future[Any] | None = None
@@ -194,7 +205,7 @@ class MatchRunner:
             return
         self._connections.send(bot_id, self._start_messages[seat])
         if self._turn_seat == seat and self._waiter is not None and not self._waiter.done():
-            self._connections.send(bot_id, self._turn_message(seat))
+            self._connections.send_json(bot_id, self._turn_message(seat))
 
     def _check_seat(self, bot_id: int) -> int:
         seat = self.seat_of(bot_id)
@@ -271,7 +282,7 @@ class MatchRunner:
             assert isinstance(answer, _Submitted)
             think_ms = round((answer.received_at - self._turn_sent_at) * 1000)
             try:
-                move = self.game.parse_move(state, answer.move)
+                move = self._parse(state, answer.move)
             except IllegalMoveError as e:
                 code, why = ErrorCode.illegal_move, str(e)
             except (InvalidMoveError, ValueError) as e:
@@ -284,24 +295,42 @@ class MatchRunner:
                 return Termination.illegal_move, seat
             await self._force(seat, "illegal_move", think_ms=think_ms)
 
+    def _parse(self, state: games.State, text: str) -> Move:
+        """The move ``text`` names; the game's own parser for anything but exact notation.
+
+        The turn listed the legal moves in notation: an exact match is legal by construction.
+        Anything else (other spellings the game accepts, or errors) goes through parse_move,
+        which raises InvalidMoveError / IllegalMoveError with the game's own message.
+        """
+        if self._legal_state is state:
+            move = self._legal.get(text)
+            if move is not None:
+                return move
+        return self.game.parse_move(state, text)
+
     async def _ask(self, seat: int) -> _Submitted | _Resigned | None:
         """Send the turn and wait for the answer; None when the seat ran out of time."""
         bot_id = self.seats[seat].bot_id
         conn = self._connections.get(bot_id)
         grace = latency_grace_ms(conn.rtt_ms() if conn is not None else None, self._grace_cap_ms)
         clock = self._clocks[seat]
-        waiter: asyncio.Future[_Submitted | _Resigned] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[_Submitted | _Resigned | None] = loop.create_future()
         self._waiter = waiter
         self._turn_seat = seat
         self._turn_sent_at = time.monotonic()
-        self._connections.send(bot_id, self._turn_message(seat, fresh=True))
+        self._connections.send_json(bot_id, self._turn_message(seat, fresh=True))
+        # A timer that resolves the waiter with None, rather than wait_for: that wraps every
+        # turn in another future, callbacks and a cancellation, and turns are the hot path.
+        timer = loop.call_later(clock.allowance_ms(grace) / 1000, _expire, waiter)
         try:
-            answer = await asyncio.wait_for(waiter, clock.allowance_ms(grace) / 1000)
-        except TimeoutError:
-            return None
+            answer = await waiter
         finally:
+            timer.cancel()
             self._turn_seat = None
             self._waiter = None
+        if answer is None:
+            return None
         if isinstance(answer, _Submitted):
             elapsed_ms = (answer.received_at - self._turn_sent_at) * 1000
             if not clock.charge(elapsed_ms, grace):
@@ -322,7 +351,9 @@ class MatchRunner:
         ply = len(self.events)
         # The position advances before the write so that a resync during the write is consistent.
         self.state = state.result(move)
-        self.events.append(PlayedMove(ply=ply, seat=seat, move=text))
+        event = PlayedMove(ply=ply, seat=seat, move=text)
+        self.events.append(event)
+        self._event_json.append(event.model_dump_json())
         if seat is not None:
             self._last_move_ply[seat] = ply
             self._seat_moves += 1
@@ -347,6 +378,8 @@ class MatchRunner:
             self._write_failed = True
 
     async def _force(self, seat: int, reason: ForcedReason, *, think_ms: int | None = None) -> None:
+        if self._forcer is None:
+            self._forcer = random.Random(f"{self.seed}:forced")
         move = self._forcer.choice(list(self.state.actions()))
         ply = len(self.events)
         text = await self._apply(seat, move, think_ms=think_ms, forced=reason)
@@ -413,21 +446,45 @@ class MatchRunner:
             your_seat=seat,
             time_control=self.time_control,
             policy=self.policy,
-            position=self.game.state_to_json(self.game.initial_state()),
+            position=self._initial_position,
         )
 
-    def _turn_message(self, seat: int, *, fresh: bool = False) -> Turn:
+    def _turn_message(self, seat: int, *, fresh: bool = False) -> str:
+        """The ``turn`` for ``seat`` as JSON text: the bytes ``Turn(...).model_dump_json()``
+        gives (tests/server/test_wire.py checks that), built from pieces.
+
+        A turn goes out for every move; building and validating the pydantic model each time
+        cost more than the rest of the turn. The position and legal moves are computed once per
+        state, each past event is serialised once.
+        """
         state = self.state
+        if self._legal_state is not state:
+            moves = state.actions()
+            texts = [self.game.format_move(state, m) for m in moves]
+            self._legal = dict(zip(texts, moves, strict=True))
+            self._legal_json = _dumps(texts)
+            self._position_json = _dumps(self.game.state_to_json(state))
+            self._legal_state = state
         clock = self._clocks[seat]
         # On a resync part of the move time is already gone: report what is left.
         spent = 0.0 if fresh else (time.monotonic() - self._turn_sent_at) * 1000
-        return Turn(
-            match_id=self.match_id,
-            ply=len(self.events),
-            position=self.game.state_to_json(state),
-            legal_moves=[self.game.format_move(state, m) for m in state.actions()],
-            since_last=self.events[self._last_move_ply[seat] + 1 :],
-            clocks_ms=[int(c.bank_ms) for c in self._clocks],
-            move_ms=max(0, int(clock.move_ms - spent)),
-            deadline_ms=max(0, int(clock.move_ms + clock.bank_ms - spent)),
+        clocks = ",".join([str(int(c.bank_ms)) for c in self._clocks])
+        since = ",".join(self._event_json[self._last_move_ply[seat] + 1 :])
+        return (
+            f'{{"type":"turn","match_id":{self._match_id_json},"ply":{len(self.events)},'
+            f'"position":{self._position_json},"legal_moves":{self._legal_json},'
+            f'"since_last":[{since}],"clocks_ms":[{clocks}],'
+            f'"move_ms":{max(0, int(clock.move_ms - spent))},'
+            f'"deadline_ms":{max(0, int(clock.move_ms + clock.bank_ms - spent))}}}'
         )
+
+
+def _expire(waiter: asyncio.Future[Any]) -> None:
+    """The turn's time is up: the waiter resolves to None (unless an answer came first)."""
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _dumps(value: Any) -> str:
+    """Compact JSON as pydantic writes it (no spaces, UTF-8 text rather than escapes)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
@@ -26,6 +26,17 @@ STATUSES = (RUNNING, FINISHED, ABORTED)
 
 _MOVES = Base.metadata.tables[MoveRecord.__tablename__]
 _CHANCE_EVENTS = Base.metadata.tables[ChanceEvent.__tablename__]
+_MATCHES = Base.metadata.tables[Match.__tablename__]
+_SEATS = Base.metadata.tables[Seat.__tablename__]
+_RESULTS = Base.metadata.tables[Result.__tablename__]
+_SET_STATUS = (
+    update(_MATCHES).where(_MATCHES.c.id == bindparam("b_id")).values(status=bindparam("b_status"))
+)
+_SET_PAYOFF = (
+    update(_SEATS)
+    .where(_SEATS.c.match_id == bindparam("b_match_id"), _SEATS.c.seat == bindparam("b_seat"))
+    .values(payoff=bindparam("b_payoff"))
+)
 
 
 class UnknownMatchError(LookupError):
@@ -47,19 +58,51 @@ async def create_match(
     seed: int,
 ) -> None:
     """A running match with one seat per bot id, in seat order."""
-    match = Match(
-        id=match_id,
-        game=game,
-        status=RUNNING,
-        move_ms=int(time_control["move_ms"]),
-        bank_ms=int(time_control.get("bank_ms", 0)),
-        policy=str(policy),
-        seed=str(seed),
+    await create_matches(
+        session,
+        [
+            {
+                "match_id": match_id,
+                "game": game,
+                "bot_ids": bot_ids,
+                "time_control": time_control,
+                "policy": policy,
+                "seed": seed,
+            }
+        ],
     )
-    session.add(match)
-    # No flush: the unit of work inserts the match before its seats at commit, and a batch of
-    # writes (server/db/recorder.py) then costs one round trip instead of one per row.
-    session.add_all(Seat(match_id=match_id, seat=i, bot_id=b) for i, b in enumerate(bot_ids))
+
+
+async def create_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Many ``create_match`` calls at once (keyword dicts): one executemany per table.
+
+    Core inserts rather than ORM objects: with short matches (tic-tac-toe: ~8 plies) creating
+    and finishing matches cost the server more than the moves did.
+    """
+    await session.flush()  # pending ORM rows (e.g. bots) must reach their tables first
+    matches: list[dict[str, Any]] = []
+    seats: list[dict[str, Any]] = []
+    for row in rows:
+        match_id = row["match_id"]
+        time_control = row["time_control"]
+        matches.append(
+            {
+                "id": match_id,
+                "game": row["game"],
+                "status": RUNNING,
+                "move_ms": int(time_control["move_ms"]),
+                "bank_ms": int(time_control.get("bank_ms", 0)),
+                "policy": str(row["policy"]),
+                "seed": str(row["seed"]),
+            }
+        )
+        seats.extend(
+            {"match_id": match_id, "seat": i, "bot_id": b, "payoff": None}
+            for i, b in enumerate(row["bot_ids"])
+        )
+    await session.execute(insert(_MATCHES), matches)
+    if seats:
+        await session.execute(insert(_SEATS), seats)
 
 
 async def record_move(
@@ -132,7 +175,6 @@ async def record_moves(session: AsyncSession, rows: Sequence[Mapping[str, Any]])
         await session.execute(insert(_CHANCE_EVENTS), chance)
 
 
-register_bulk(record_move, record_moves)
 
 
 async def finish_match(
@@ -145,24 +187,66 @@ async def finish_match(
     final_position: Mapping[str, Any] | None,
 ) -> None:
     """Store the result; termination "aborted" marks the match aborted, anything else finished."""
-    match = await session.get(Match, match_id, options=[selectinload(Match.seats)])
-    if match is None:
-        raise UnknownMatchError(f"no match {match_id!r}")
-    if match.status != RUNNING:
-        raise MatchOverError(f"match {match_id!r} has already ended ({match.status})")
-    termination = str(termination)
-    match.status = ABORTED if termination == ABORTED else FINISHED
-    for seat in match.seats:
-        seat.payoff = float(payoffs[seat.seat]) if seat.seat < len(payoffs) else None
-    session.add(
-        Result(
-            match_id=match_id,
-            termination=termination,
-            at_fault=at_fault,
-            final_position=dict(final_position) if final_position is not None else None,
-        )
+    await finish_matches(
+        session,
+        [
+            {
+                "match_id": match_id,
+                "payoffs": payoffs,
+                "termination": termination,
+                "at_fault": at_fault,
+                "final_position": final_position,
+            }
+        ],
     )
+
+
+async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Many ``finish_match`` calls at once, in order: one status query, then executemany.
+
+    Raises UnknownMatchError / MatchOverError for the first row that cannot be finished (and
+    writes nothing; the recorder then retries the rows one by one).
+    """
     await session.flush()
+    ids = list({row["match_id"] for row in rows})
+    status: dict[str, str] = {
+        match_id: match_status
+        for match_id, match_status in await session.execute(
+            select(_MATCHES.c.id, _MATCHES.c.status).where(_MATCHES.c.id.in_(ids))
+        )
+    }
+    updates: list[dict[str, Any]] = []
+    payoffs: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for row in rows:
+        match_id = row["match_id"]
+        current = status.get(match_id)
+        if current is None:
+            raise UnknownMatchError(f"no match {match_id!r}")
+        if current != RUNNING:
+            raise MatchOverError(f"match {match_id!r} has already ended ({current})")
+        termination = str(row["termination"])
+        # Later rows of this batch must see this one's effect (a second finish is refused).
+        status[match_id] = ABORTED if termination == ABORTED else FINISHED
+        updates.append({"b_id": match_id, "b_status": status[match_id]})
+        # Seats past the payoffs keep their null payoff (they were never set while running).
+        payoffs.extend(
+            {"b_match_id": match_id, "b_seat": seat, "b_payoff": float(p)}
+            for seat, p in enumerate(row["payoffs"])
+        )
+        final_position = row["final_position"]
+        results.append(
+            {
+                "match_id": match_id,
+                "termination": termination,
+                "at_fault": row["at_fault"],
+                "final_position": dict(final_position) if final_position is not None else None,
+            }
+        )
+    await session.execute(_SET_STATUS, updates)
+    if payoffs:
+        await session.execute(_SET_PAYOFF, payoffs)
+    await session.execute(insert(_RESULTS), results)
 
 
 async def abort_unfinished(session: AsyncSession) -> int:
@@ -343,3 +427,10 @@ def iso(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+# Phases: within a run of queued bulk writes the recorder groups them per function, in this
+# order. For any one match they are submitted in this order anyway (created, moves, finished).
+register_bulk(create_match, create_matches, phase=0)
+register_bulk(record_move, record_moves, phase=1)
+register_bulk(finish_match, finish_matches, phase=2)

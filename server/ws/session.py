@@ -161,12 +161,15 @@ class Session:
     # --- BotConnection ------------------------------------------------------------------
 
     def send(self, message: ServerMessage) -> None:
+        self.send_json(message.model_dump_json())
+
+    def send_json(self, text: str) -> None:
         if self._closing:
             return
         if self._out.qsize() >= self._max_queued:
             self._slow(f"{self._out.qsize()} messages are waiting for this bot to read them")
             return
-        self._out.put_nowait(message.model_dump_json())
+        self._out.put_nowait(text)
 
     def rtt_ms(self) -> float | None:
         return self._rtt
@@ -241,7 +244,10 @@ class Session:
         if self._closing:
             return None
         try:
-            message = await asyncio.wait_for(self.websocket.receive(), timeout)
+            if timeout is None:  # the read loop: no wait_for wrapper on every frame
+                message = await self.websocket.receive()
+            else:
+                message = await asyncio.wait_for(self.websocket.receive(), timeout)
         except RuntimeError:
             return None  # already disconnected
         if message["type"] == "websocket.disconnect":

@@ -227,3 +227,28 @@ def test_the_tree_stops_at_max_nodes() -> None:
     agent = MCTSAgent(g, simulations=5000, max_nodes=300, seed=1)
     move, info = agent.choose(g.initial_state())
     assert agent.tree_size == 300 and info.nodes < 5000 and move in range(7)
+
+
+def test_proofs_rise_through_the_tree() -> None:
+    """X's c1 blocks O's diagonal and forks a1-b1-c1 with c1-c2-c3: every answer of O loses,
+    so the node after c1 is proven (max^n backup of proven children) and X plays it."""
+    g = games.get("tic_tac_toe")
+    s = _play(g, "a1 b2 c3 a3")
+    agent = MCTSAgent(g, simulations=3000, seed=2)
+    seen: list[Any] = []
+    original = agent.most_visited
+
+    def spy(node: Any) -> Any:
+        if not seen:
+            seen.append(node)
+        return original(node)
+
+    agent.most_visited = spy  # type: ignore[method-assign]
+    move, info = agent.choose(s)
+    assert g.format_move(s, move) == "c1"
+    chosen = next(ch for ch in seen[0].children if ch.move == move)
+    assert chosen.solved is not None and chosen.solved[0] == 1.0  # X's payoff, scaled
+    assert info.score is not None and info.score > 0.99  # visits before the proof count too
+    # without proofs the same search only estimates it
+    _, plain = MCTSAgent(g, simulations=3000, seed=2, solve=False).choose(s)
+    assert plain.score is not None and plain.score < 1.0
