@@ -74,8 +74,8 @@ DEFAULT_DEPTH = 6
 SOLVER_EMPTY_CELLS = 30
 #: Earlier positions with at most this many empty cells get a weak solve (win/draw/loss)
 #: within WEAK_SOLVE_SHARE of the move's time before the depth-limited search.
-WEAK_SOLVE_EMPTY_CELLS = 38
-WEAK_SOLVE_SHARE = 0.4
+WEAK_SOLVE_EMPTY_CELLS = 36
+WEAK_SOLVE_SHARE = 0.5
 #: The Connect Four solver's table is started afresh beyond this many entries (memory).
 SOLVER_TABLE_SIZE = 3_000_000
 #: Transposition table entry flags.
