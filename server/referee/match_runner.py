@@ -152,8 +152,6 @@ class MatchRunner:
         self._position_json = "{}"
         self._initial_position = game.state_to_json(self.state)
         self._resigned: int | None = None
-        self._write_failed = False
-        self._last_write: asyncio.Future[Any] | None = None
         self._start_messages = [self._match_start(seat) for seat in range(len(seats))]
 
     # --- called by the referee / sessions -------------------------------------------------
@@ -358,8 +356,8 @@ class MatchRunner:
             self._last_move_ply[seat] = ply
             self._seat_moves += 1
         # Not awaited: the single writer keeps writes in order and commits them in batches, so
-        # the next turn goes out at once; _finish waits for the commit of everything.
-        write = self._database.recorder.submit(
+        # the next turn goes out at once; _finish's result write checks that all of them are in.
+        self._database.recorder.submit(
             match_repo.record_move,
             match_id=self.match_id,
             ply=ply,
@@ -369,13 +367,7 @@ class MatchRunner:
             info=info,
             forced=forced,
         )
-        write.add_done_callback(self._note_write)
-        self._last_write = write
         return text
-
-    def _note_write(self, write: asyncio.Future[Any]) -> None:
-        if not write.cancelled() and write.exception() is not None:
-            self._write_failed = True
 
     async def _force(self, seat: int, reason: ForcedReason, *, think_ms: int | None = None) -> None:
         if self._forcer is None:
@@ -399,22 +391,31 @@ class MatchRunner:
     ) -> None:
         self.finished = True
         position = self.game.state_to_json(self.state)
-        if self._last_write is not None:
-            # Writes commit in order: once the last one is settled, all of them are.
-            await asyncio.wait([self._last_write])
-        if self._write_failed:
-            # A move is missing from the record: it would not re-derive, so it is not a result.
+        # Store first, then tell the bots: a bot that sees match_end can fetch the final record.
+        # The result is queued right behind the last moves (usually one commit for both) and is
+        # stored only if every ply of the match is: a lost move write would make a record that
+        # does not re-derive, so the match is then stored as aborted instead.
+        try:
+            await self._database.recorder.submit(
+                match_repo.finish_match,
+                match_id=self.match_id,
+                payoffs=payoffs,
+                termination=termination.value,
+                at_fault=at_fault,
+                final_position=position,
+                plies=len(self.events),
+            )
+        except match_repo.IncompleteMatchError:
             log.error("match %s lost a move write; storing it as aborted", self.match_id)
             termination, at_fault, payoffs = Termination.aborted, None, [0.0] * len(self.seats)
-        # Store first, then tell the bots: a bot that sees match_end can fetch the final record.
-        await self._database.recorder.submit(
-            match_repo.finish_match,
-            match_id=self.match_id,
-            payoffs=payoffs,
-            termination=termination.value,
-            at_fault=at_fault,
-            final_position=position,
-        )
+            await self._database.recorder.submit(
+                match_repo.finish_match,
+                match_id=self.match_id,
+                payoffs=payoffs,
+                termination=termination.value,
+                at_fault=at_fault,
+                final_position=position,
+            )
         self.result = MatchEnd(
             match_id=self.match_id,
             payoffs=payoffs,
@@ -485,6 +486,6 @@ def _expire(waiter: asyncio.Future[Any]) -> None:
         waiter.set_result(None)
 
 
-def _dumps(value: Any) -> str:
-    """Compact JSON as pydantic writes it (no spaces, UTF-8 text rather than escapes)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+#: Compact JSON as pydantic writes it (no spaces, UTF-8 text rather than escapes); one encoder,
+#: since json.dumps with options builds a new one on every call.
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode

@@ -47,6 +47,10 @@ class MatchOverError(ValueError):
     """The match already has a result."""
 
 
+class IncompleteMatchError(ValueError):
+    """``finish_match(plies=n)``: the match does not have exactly n moves and chance events."""
+
+
 async def create_match(
     session: AsyncSession,
     *,
@@ -175,8 +179,6 @@ async def record_moves(session: AsyncSession, rows: Sequence[Mapping[str, Any]])
         await session.execute(insert(_CHANCE_EVENTS), chance)
 
 
-
-
 async def finish_match(
     session: AsyncSession,
     *,
@@ -185,8 +187,14 @@ async def finish_match(
     termination: str,
     at_fault: int | None,
     final_position: Mapping[str, Any] | None,
+    plies: int | None = None,
 ) -> None:
-    """Store the result; termination "aborted" marks the match aborted, anything else finished."""
+    """Store the result; termination "aborted" marks the match aborted, anything else finished.
+
+    With ``plies`` the result is stored only if exactly that many moves and chance events are
+    stored (else IncompleteMatchError): the referee queues its last moves and the result
+    together, and a result whose moves are not all there would not re-derive.
+    """
     await finish_matches(
         session,
         [
@@ -196,6 +204,7 @@ async def finish_match(
                 "termination": termination,
                 "at_fault": at_fault,
                 "final_position": final_position,
+                "plies": plies,
             }
         ],
     )
@@ -215,6 +224,17 @@ async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
             select(_MATCHES.c.id, _MATCHES.c.status).where(_MATCHES.c.id.in_(ids))
         )
     }
+    checked = [row["match_id"] for row in rows if row.get("plies") is not None]
+    stored: Counter[str] = Counter()
+    if checked:
+        for table in (_MOVES, _CHANCE_EVENTS):
+            counts = await session.execute(
+                select(table.c.match_id, func.count())
+                .where(table.c.match_id.in_(checked))
+                .group_by(table.c.match_id)
+            )
+            for match_id, n in counts:
+                stored[match_id] += n
     updates: list[dict[str, Any]] = []
     payoffs: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -225,6 +245,11 @@ async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
             raise UnknownMatchError(f"no match {match_id!r}")
         if current != RUNNING:
             raise MatchOverError(f"match {match_id!r} has already ended ({current})")
+        plies = row.get("plies")
+        if plies is not None and stored[match_id] != plies:
+            raise IncompleteMatchError(
+                f"match {match_id!r} has {stored[match_id]} of its {plies} plies stored"
+            )
         termination = str(row["termination"])
         # Later rows of this batch must see this one's effect (a second finish is refused).
         status[match_id] = ABORTED if termination == ABORTED else FINISHED

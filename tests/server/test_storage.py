@@ -114,6 +114,32 @@ async def test_seed_is_hidden_while_running_and_moves_survive_abort(
     assert [(e["ply"], e["seat"], e["move"]) for e in record["moves"]] == m.events
 
 
+async def test_finish_with_plies_needs_every_ply_stored(
+    database: Database, store_match: Any
+) -> None:
+    m = await store_match(database, game="backgammon", seed=4, max_plies=12, finish=False)
+    finish = {
+        "match_id": m.match_id,
+        "payoffs": [0.0, 0.0],
+        "termination": "move_limit",
+        "at_fault": None,
+        "final_position": {},
+    }
+    # One ply short (or one too many) of what is stored: nothing is written.
+    for plies in (len(m.events) + 1, len(m.events) - 1):
+        with pytest.raises(matches.IncompleteMatchError):
+            async with database.session() as session:
+                await matches.finish_match(session, **finish, plies=plies)
+    async with database.session() as session:
+        assert (await matches.get_match(session, m.match_id) or {})["status"] == "running"
+    # Through the recorder, queued behind the last moves' writes, with the exact count.
+    await database.recorder.submit(matches.finish_match, **finish, plies=len(m.events))
+    async with database.session() as session:
+        record = await matches.get_match(session, m.match_id)
+    assert record is not None and record["status"] == "finished"
+    assert record["plies"] == len(m.events)
+
+
 async def test_finishing_twice_is_refused(database: Database, store_match: Any) -> None:
     m = await store_match(database, seed=3)
     with pytest.raises(matches.MatchOverError):
