@@ -1,7 +1,7 @@
-"""Shared fixtures for the server tests: a real uvicorn server on a free port with a real SQLite
+"""Shared fixtures for every test package: a real uvicorn server on a free port with a real SQLite
 file, and helpers to make bots.
 
-Usage (for everyone writing tests under tests/server/ or using the server elsewhere)::
+Usage::
 
     def test_something(live_server, create_bot):
         name, token = create_bot()            # a new enabled bot via POST /api/bots; token once
