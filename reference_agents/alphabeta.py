@@ -33,10 +33,14 @@ Values are MAX's (the player to move at the root), as in the notes; ``info.score
 An entry is only reused for a search at least as deep, so with a fixed depth the value equals
 minimax's at that depth.
 
-For Connect Four (unless ``solver=false`` or a fixed ``depth`` is asked for) the agent first tries,
-once at most 30 cells are empty, to solve the position outright with
-``reference_agents.connect_four_solver`` (the same alpha-beta in negamax form, specialised to
-bitboards), within half of its time; if that fails it runs the generic search in the rest.
+For Connect Four (unless ``solver=false`` or a fixed ``depth`` is asked for) the agent first tries
+to solve the position outright with ``reference_agents.connect_four_solver`` (the same alpha-beta
+in negamax form, specialised to bitboards), within half of its time: the exact score once at most
+30 cells are empty, earlier (at most 36 empty) only win/draw/loss (a weak solve). A proven win is
+played at once; a proven draw leaves the generic search only the drawing moves; a proven loss is
+solved exactly, if time allows, for the longest loss. The solver and
+its transposition table are kept across the moves of a game (the same agent object), so what a
+timed-out attempt learnt helps the next one; if solving fails the generic search runs in the rest.
 
     >>> import games
     >>> g = games.get("tic_tac_toe")
@@ -76,6 +80,8 @@ SOLVER_EMPTY_CELLS = 30
 #: within WEAK_SOLVE_SHARE of the move's time before the depth-limited search.
 WEAK_SOLVE_EMPTY_CELLS = 36
 WEAK_SOLVE_SHARE = 0.5
+#: A position the weak solve found lost gets an exact solve until this share of the time.
+LOST_SOLVE_SHARE = 0.75
 #: The Connect Four solver's table is started afresh beyond this many entries (memory).
 SOLVER_TABLE_SIZE = 3_000_000
 #: Transposition table entry flags.
@@ -159,31 +165,39 @@ class AlphaBetaAgent(Agent):
                     move, info = solved
                     info.time_ms = int((time.monotonic() - start) * 1000)
                     return move, info
-            else:
-                # earlier, a proven win/draw/loss (weak solve) within a slice of the time: it is
-                # decisive when it succeeds, and what it stored stays in the solver's table
-                # for the next moves, so later attempts start further ahead
-                share = WEAK_SOLVE_SHARE if empty <= WEAK_SOLVE_EMPTY_CELLS else 0.0
-                if share > 0:
-                    slice_end = start + (budget * share if budget else 1.0)
-                    weak = self._weak_solve_connect_four(state, slice_end)
-                    if weak is not None:
-                        sign, moves = weak
-                        if sign > 0:
-                            move = moves[0]
-                            info = SearchInfo(
-                                depth=empty,
-                                nodes=self.nodes,
-                                score=self.game.max_utility,
-                                pv=[move],
-                                comment="solved: win (weak solve)",
-                            )
+            elif empty <= WEAK_SOLVE_EMPTY_CELLS:
+                # earlier, a proven win/draw/loss (weak solve) in a slice of the time: decisive
+                # when it succeeds, and what it stored stays in the solver's table for the
+                # next moves, so later attempts start further ahead
+                slice_end = start + (budget * WEAK_SOLVE_SHARE if budget else 1.0)
+                weak = self._weak_solve_connect_four(state, slice_end)
+                if weak is not None:
+                    sign, moves = weak
+                    if sign > 0 or (sign == 0 and len(moves) == 1):
+                        outcome = "win" if sign > 0 else "draw, the only drawing move"
+                        info = SearchInfo(
+                            depth=empty,
+                            nodes=self.nodes,
+                            score=sign * self.game.max_utility,
+                            pv=moves[:1],
+                            comment=f"solved: {outcome} (weak solve)",
+                        )
+                        info.time_ms = int((time.monotonic() - start) * 1000)
+                        return moves[0], info
+                    if sign == 0:
+                        # only the moves that keep the draw; the evaluation picks among them
+                        root_moves = moves
+                        comment = "solved: draw (weak solve); the search chose among draws"
+                    else:
+                        # lost with best play: the longest loss (the exact score) leaves the
+                        # opponent the most chances to go wrong, if it can be found in time
+                        lost_end = start + (budget * LOST_SOLVE_SHARE if budget else 2.0)
+                        solved = self._solve_connect_four(state, lost_end)
+                        if solved is not None:
+                            move, info = solved
                             info.time_ms = int((time.monotonic() - start) * 1000)
                             return move, info
-                        if sign == 0:
-                            # only the moves that keep the draw; the evaluation picks among them
-                            root_moves = moves
-                            comment = "solved: draw (weak solve); best drawing move by search"
+                        comment = "solved: loss (weak solve); the search chose the move"
         move, info = self.iterative_deepening(state, deadline, root_moves)
         if comment:
             info.comment = comment
@@ -206,8 +220,6 @@ class AlphaBetaAgent(Agent):
         self.killers = []
         max_depth = self.depth or (DEFAULT_DEPTH if deadline == math.inf else 10**6)
         root_moves = list(state.actions()) if moves is None else list(moves)
-        if len(root_moves) == 1:
-            return root_moves[0], SearchInfo(depth=0, pv=root_moves[:], comment="only move")
         if self.rng is not None:  # ties go to a seeded random pick, else to the first
             self.rng.shuffle(root_moves)
         best: Move = root_moves[0]

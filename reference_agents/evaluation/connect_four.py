@@ -4,9 +4,11 @@
   opponent's discs, the Connect Four analogue of the notes' X(n); a window counts once if it
   holds one of the player's discs and twice if it holds two or more;
 - threats: empty cells that would complete four for the player (``winning_cells``), worth
-  ``THREAT`` open lines each, because a threat constrains the opponent for the rest of the game.
+  ``THREAT`` open lines each, because a threat constrains the opponent for the rest of the game;
+  ``GOOD_THREAT`` on the row parity that wins the zugzwang when the columns fill up (odd rows for
+  the first player, even rows for the second), nothing right above an opponent threat.
 
-The difference d = (lines(X) - lines(O)) + THREAT * (threats(X) - threats(O)) is mapped into
+The difference d = (lines(X) - lines(O)) + (weighted threats(X) - threats(O)) is mapped into
 (-1, 1) by d / (|d| + SCALE), which keeps the order of d and stays strictly inside the utility
 range so that a real four in a row always outweighs it.
 
@@ -56,29 +58,6 @@ def _lines(mine: int, opponent: int) -> int:
         w & ((mine & (b | c | e)) | (b & (c | e)) | (c & e))
     ).bit_count()
     return n
-
-
-def _threats(bits: int, mask: int) -> int:
-    r = (bits << 1) & (bits << 2) & (bits << 3)
-    p = (bits << 7) & (bits << 14)
-    r |= p & (bits << 21)
-    r |= p & (bits >> 7)
-    p = (bits >> 7) & (bits >> 14)
-    r |= p & (bits << 7)
-    r |= p & (bits >> 21)
-    p = (bits << 6) & (bits << 12)
-    r |= p & (bits << 18)
-    r |= p & (bits >> 6)
-    p = (bits >> 6) & (bits >> 12)
-    r |= p & (bits << 6)
-    r |= p & (bits >> 18)
-    p = (bits << 8) & (bits << 16)
-    r |= p & (bits << 24)
-    r |= p & (bits >> 8)
-    p = (bits >> 8) & (bits >> 16)
-    r |= p & (bits << 8)
-    r |= p & (bits >> 24)
-    return (r & (BOARD ^ mask)).bit_count()
 
 
 def _threat_cells(bits: int, mask: int) -> int:
