@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import games
 from games import Move, State
+from reference_agents._gc import paused_gc
 
 
 @dataclass
@@ -63,3 +64,19 @@ class Agent(ABC):
     def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
         """The move to play in ``state`` (not terminal, not a chance node), found within
         ``time_limit`` seconds (None: the agent's own depth or iteration limit)."""
+
+
+class SearchAgent(Agent):
+    """An agent whose ``search`` runs with Python's cyclic garbage collector paused.
+
+    A search allocates tens of thousands of objects a second; a full collection in the middle of
+    one can take tens of milliseconds and carry the agent past its time limit (see ``_gc``).
+    """
+
+    def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
+        with paused_gc():
+            return self.search(state, time_limit)
+
+    @abstractmethod
+    def search(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
+        """What ``choose`` does, with the collector paused."""

@@ -61,8 +61,7 @@ from typing import Any
 
 import games
 from games import Move, State
-from reference_agents._agent import Agent, SearchInfo
-from reference_agents._gc import paused_gc
+from reference_agents._agent import SearchAgent, SearchInfo
 from reference_agents.evaluation import Evaluator, evaluator_for
 from reference_agents.minimax import (
     CLOCK_EVERY,
@@ -91,7 +90,7 @@ EXACT, LOWER, UPPER = 0, 1, 2
 Entry = tuple[int, int, float, Move, bool]
 
 
-class AlphaBetaAgent(Agent):
+class AlphaBetaAgent(SearchAgent):
     """Alpha-beta with iterative deepening under a deadline.
 
     Options: ``depth`` (maximum plies; default: until the time runs out, or 6 with no time limit),
@@ -144,12 +143,8 @@ class AlphaBetaAgent(Agent):
 
     # -- the decision ---------------------------------------------------------------------------
 
-    def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
-        # the cyclic GC off while searching: a full collection mid-search can cost tens of ms
-        with paused_gc():
-            return self._choose(state, time_limit)
 
-    def _choose(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
+    def search(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)
         deadline = math.inf if budget is None else start + budget

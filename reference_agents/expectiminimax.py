@@ -43,8 +43,7 @@ from typing import Any
 
 import games
 from games import Move, State
-from reference_agents._agent import Agent, SearchInfo
-from reference_agents._gc import paused_gc
+from reference_agents._agent import SearchAgent, SearchInfo
 from reference_agents.evaluation import Evaluator, evaluator_for
 from reference_agents.minimax import SearchTimeout, check_options, search_budget
 
@@ -70,7 +69,7 @@ def two_player_zero_sum_refusal(game: games.Game) -> str | None:
     return None
 
 
-class ExpectiminimaxAgent(Agent):
+class ExpectiminimaxAgent(SearchAgent):
     """Expectiminimax to a fixed depth or by iterative deepening under a time limit.
 
     Options: ``depth`` (MAX/MIN plies; default 2 without a time limit, unlimited with one),
@@ -110,11 +109,8 @@ class ExpectiminimaxAgent(Agent):
     def refusal(cls, game: games.Game) -> str | None:
         return two_player_zero_sum_refusal(game)
 
-    def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
-        with paused_gc():
-            return self._choose(state, time_limit)
 
-    def _choose(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
+    def search(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)
         self._deadline = math.inf if budget is None else start + budget

@@ -36,8 +36,7 @@ from typing import Any
 
 import games
 from games import Move, State
-from reference_agents._agent import Agent, SearchInfo
-from reference_agents._gc import paused_gc
+from reference_agents._agent import SearchAgent, SearchInfo
 from reference_agents.evaluation import Evaluator, evaluator_for
 from reference_agents.minimax import SearchTimeout, check_options, search_budget
 
@@ -74,7 +73,7 @@ def _no_chance_in_tree(game: games.Game) -> bool:
     return True
 
 
-class MaxNAgent(Agent):
+class MaxNAgent(SearchAgent):
     """Max^n (vector minimax) or paranoid search, depth-limited or under a time limit.
 
     Options: ``depth`` (plies; default 3 without a time limit, unlimited with one),
@@ -124,11 +123,8 @@ class MaxNAgent(Agent):
     def refusal(cls, game: games.Game) -> str | None:
         return deterministic_refusal(game)
 
-    def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
-        with paused_gc():
-            return self._choose(state, time_limit)
 
-    def _choose(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
+    def search(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)
         self._deadline = math.inf if budget is None else start + budget

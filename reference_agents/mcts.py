@@ -48,8 +48,7 @@ from typing import Any
 
 import games
 from games import Move, State
-from reference_agents._agent import Agent, SearchInfo
-from reference_agents._gc import paused_gc
+from reference_agents._agent import SearchAgent, SearchInfo
 from reference_agents.evaluation import Evaluator, evaluator_for
 from reference_agents.minimax import check_options, search_budget
 
@@ -119,7 +118,7 @@ class Node:
         self.solved: tuple[float, ...] | None = None
 
 
-class MCTSAgent(Agent):
+class MCTSAgent(SearchAgent):
     """UCT with random (or evaluation-guided) simulations, anytime under a deadline.
 
     Options: ``c`` (exploration constant, default 1.414), ``simulations`` (cycles per move; the
@@ -321,11 +320,8 @@ class MCTSAgent(Agent):
 
     # -- the anytime loop --------------------------------------------------------------------
 
-    def choose(self, state: State, time_limit: float | None = None) -> tuple[Move, SearchInfo]:
-        with paused_gc():  # a collection mid-search would walk the whole tree
-            return self._choose(state, time_limit)
 
-    def _choose(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
+    def search(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)
         limit = self.simulations
