@@ -250,6 +250,12 @@ class ErrorMessage(_Message):
     message: str
     fatal: bool = Field(description="true: the server closes the connection after this")
     match_id: str | None = None
+    retry_after_ms: int | None = Field(
+        default=None,
+        description=(
+            "rate_limited only: the dropped message may be sent again after this many ms"
+        ),
+    )
 
 
 ServerMessage = Annotated[
