@@ -34,6 +34,8 @@ class ErrorCode(StrEnum):
     replaced = "replaced"
     heartbeat_timeout = "heartbeat_timeout"
     slow_consumer = "slow_consumer"
+    limit_reached = "limit_reached"
+    shutting_down = "shutting_down"
     unauthorized = "unauthorized"
     not_found = "not_found"
     bad_request = "bad_request"
@@ -43,10 +45,15 @@ class ErrorCode(StrEnum):
 
 #: code -> (meaning, what to do)
 ERRORS: dict[ErrorCode, tuple[str, str]] = {
-    ErrorCode.bad_json: ("The frame is not valid JSON.", "Send one JSON object per text frame."),
+    ErrorCode.bad_json: (
+        "The frame is not valid JSON: a syntax error, NaN or Infinity, a lone UTF-16 surrogate "
+        "escape, or nesting deeper than a few hundred levels. A text frame that is not UTF-8 is "
+        "fatal (close code 1007).",
+        "Send one JSON object per text frame, encoded as UTF-8, with finite numbers.",
+    ),
     ErrorCode.binary_frame: ("A binary frame was sent.", "Send JSON as text frames only."),
     ErrorCode.frame_too_large: (
-        "The frame exceeds 64 KiB.",
+        "The frame exceeds 64 KiB (fatal: close code 1009).",
         "Keep messages small; a move's info must fit well under 64 KiB.",
     ),
     ErrorCode.unknown_type: (
@@ -118,8 +125,9 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
         "Send one of the strings in the turn's legal_moves.",
     ),
     ErrorCode.rate_limited: (
-        "Too many messages in a short time.",
-        "Send at most one move per turn and keep other traffic low.",
+        "Too many messages in a short time: the message named in the error text was dropped. "
+        "Fatal when a flood goes on.",
+        "Send it again after retry_after_ms; keep other traffic than playing low.",
     ),
     ErrorCode.replaced: (
         "Another connection logged in with the same token.",
@@ -131,10 +139,19 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
         "then reconnect: your matches are resynced.",
     ),
     ErrorCode.slow_consumer: (
-        "The bot does not read its socket: 1000 messages were waiting for it, or one could not "
-        "be written for 30 s.",
+        "The bot does not read its socket: 1000 messages (or 1 MiB) were waiting for it, or one "
+        "could not be written for 30 s.",
         "Read every message as it arrives, also while you think; then reconnect: your matches "
         "are resynced.",
+    ),
+    ErrorCode.limit_reached: (
+        "A per-bot limit was reached: queues waited in at once, or challenges pending at once.",
+        "Leave a queue, or wait for a pending challenge to be answered, then ask again.",
+    ),
+    ErrorCode.shutting_down: (
+        "The server is shutting down or restarting (fatal: close code 1012). Running matches "
+        "ended as aborted; their match_end came first.",
+        "Reconnect with backoff; the server is back when the connection succeeds.",
     ),
     ErrorCode.unauthorized: (
         "The request needs an admin token (Authorization: Bearer ...).",

@@ -16,11 +16,24 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 PROTOCOL_VERSION = 1
 #: Frames larger than this are refused with ``frame_too_large``.
 MAX_FRAME_BYTES = 64 * 1024
+#: Every integer on the wire fits a JavaScript number exactly (Number.MAX_SAFE_INTEGER).
+MAX_WIRE_INT = 2**53 - 1
+#: The time controls a bot may ask for (inclusive); the server's defaults are within them.
+MIN_MOVE_MS = 50
+MAX_MOVE_MS = 60_000
+MAX_BANK_MS = 600_000
 
 
 class _Message(BaseModel):
-    # Unknown fields are refused so that a typo in a bot is reported rather than ignored.
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Unknown fields are refused so that a typo in a bot is reported rather than ignored, and
+    # NaN / Infinity are refused: JSON has no such numbers, and a stored match must stay
+    # readable by every JSON parser. The server also validates client frames in strict mode
+    # (protocol.wire.parse_client_frame): "ply": "0" is a string, not an integer.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+#: An integer every JSON parser (JavaScript's included) reads exactly.
+WireInt = Annotated[int, Field(ge=-MAX_WIRE_INT, le=MAX_WIRE_INT)]
 
 
 # --- shared pieces ----------------------------------------------------------------------------
@@ -33,8 +46,12 @@ class TimeControl(_Message):
     refills. When both are spent the bot has timed out.
     """
 
-    move_ms: int = Field(gt=0, le=600_000, description="time allowed for each move")
-    bank_ms: int = Field(default=0, ge=0, le=3_600_000, description="overage bank for the match")
+    move_ms: int = Field(
+        ge=MIN_MOVE_MS, le=MAX_MOVE_MS, description="time allowed for each move"
+    )
+    bank_ms: int = Field(
+        default=0, ge=0, le=MAX_BANK_MS, description="overage bank for the match (never refills)"
+    )
 
 
 class Policy(StrEnum):
@@ -57,9 +74,9 @@ class Termination(StrEnum):
 class MoveInfo(_Message):
     """Optional search details a bot may attach to a move; kept in the match record."""
 
-    depth: int | None = Field(default=None, ge=0)
-    score: float | None = None
-    nodes: int | None = Field(default=None, ge=0)
+    depth: int | None = Field(default=None, ge=0, le=MAX_WIRE_INT)
+    score: float | None = Field(default=None, description="finite: NaN and Infinity are refused")
+    nodes: int | None = Field(default=None, ge=0, le=MAX_WIRE_INT)
     pv: list[str] = Field(default_factory=list, max_length=64)
     comment: str = Field(default="", max_length=280)
 
@@ -72,7 +89,7 @@ class SeatInfo(_Message):
 class PlayedMove(_Message):
     """One event since the bot's last turn: a seat's move, or a chance outcome (``seat`` null)."""
 
-    ply: int
+    ply: WireInt
     seat: int | None = Field(description="seat that moved, or null for a chance event (dice)")
     move: str
 
@@ -82,7 +99,7 @@ class PlayedMove(_Message):
 
 class Hello(_Message):
     type: Literal["hello"] = "hello"
-    protocol: int
+    protocol: WireInt
     token: str = Field(max_length=200)
     client: str = Field(default="", max_length=100)
 
@@ -120,7 +137,7 @@ class DeclineChallenge(_Message):
 class MakeMove(_Message):
     type: Literal["move"] = "move"
     match_id: str
-    ply: int = Field(ge=0)
+    ply: int = Field(ge=0, le=MAX_WIRE_INT)
     move: str = Field(max_length=200)
     info: MoveInfo | None = None
 
@@ -132,12 +149,12 @@ class Resign(_Message):
 
 class Ping(_Message):
     type: Literal["ping"] = "ping"
-    id: int = 0
+    id: int = Field(default=0, ge=0, le=MAX_WIRE_INT)
 
 
 class Pong(_Message):
     type: Literal["pong"] = "pong"
-    id: int = 0
+    id: int = Field(default=0, ge=0, le=MAX_WIRE_INT)
 
 
 ClientMessage = Annotated[
@@ -209,7 +226,17 @@ class MatchStart(_Message):
     your_seat: int
     time_control: TimeControl
     policy: Policy
-    position: dict[str, Any] = Field(description="initial position in the game's JSON form")
+    position: dict[str, Any] = Field(
+        description=(
+            "the position now, in the game's JSON form: the initial position when the match "
+            "starts, the current one when it is sent again after a reconnection"
+        )
+    )
+    ply: int = Field(default=0, description="events so far (moves and dice): len(moves)")
+    moves: list[PlayedMove] = Field(
+        default_factory=list,
+        description="every event so far, in order (empty at the start): position = initial + moves",
+    )
 
 
 class Turn(_Message):
@@ -219,9 +246,24 @@ class Turn(_Message):
     position: dict[str, Any]
     legal_moves: list[str]
     since_last: list[PlayedMove] = Field(description="moves and dice since your last turn")
-    clocks_ms: list[int] = Field(description="every seat's remaining bank, ms, by seat")
-    move_ms: int = Field(description="the per-move limit for this move")
-    deadline_ms: int = Field(description="ms you have for this move: move limit plus bank")
+    clocks_ms: list[int] = Field(
+        description=(
+            "every seat's overage bank, ms, by seat, as of sending this message (your own is "
+            "already reduced by the time this turn has run over move_ms, after a reconnection)"
+        )
+    )
+    move_ms: int = Field(
+        description=(
+            "what is left of the per-move limit for this move: the time control's move_ms, "
+            "less the time since the turn began (after a reconnection)"
+        )
+    )
+    deadline_ms: int = Field(
+        description=(
+            "the most this move may still take, ms: always move_ms + clocks_ms[your seat] "
+            "(the latency grace comes on top)"
+        )
+    )
 
 
 class ForcedMove(_Message):

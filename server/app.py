@@ -3,8 +3,11 @@ the database, closes matches a crash left running, sets up the admin token and r
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import gc
 import secrets
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,13 +19,16 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Mount, WebSocketRoute
 
+from protocol.messages import MAX_FRAME_BYTES
 from server.api import routes as api_routes
 from server.api.errors import InternalErrorMiddleware, exception_handlers
 from server.db.database import Database
 from server.referee import Referee
 from server.repositories import bots, matches
 from server.settings import Settings
+from server.transport import ArenaWebSocketProtocol, http_protocol
 from server.ws.endpoint import bot_websocket
+from server.ws.session import CLOSE_GRACE_S
 
 #: gc.set_threshold once the server has started (defaults: 700, 10, 10).
 GC_THRESHOLDS = (50_000, 50, 100)
@@ -34,17 +40,22 @@ def uvicorn_config(app: Starlette, settings: Settings, **options: Any) -> uvicor
         app,
         host=settings.host,
         port=settings.port,
-        # The sans-I/O implementation: the legacy one is deprecated in websockets >= 14.
-        ws="websockets-sansio",
+        # uvicorn's sans-I/O websockets implementation (the legacy one is deprecated in
+        # websockets >= 14) and its h11 one, each with what a server facing untrusted clients
+        # needs on top (server/transport.py: coded frame errors, request deadlines).
+        ws=ArenaWebSocketProtocol,
+        http=http_protocol(settings.http_request_timeout_s),
         # uvloop when it is installed (a dependency except on Windows), else asyncio's own loop:
         # ~15% less server CPU per relayed move in bench/server.py. (The legacy "websockets"
         # implementation measured no better; wsproto is not installed.)
         loop="auto",
-        # Above the protocol's 64 KiB so the referee can answer frame_too_large itself.
-        ws_max_size=1024 * 1024,
+        # A bigger frame is refused from its header (ArenaWebSocketProtocol answers it with
+        # frame_too_large), so no connection makes the server buffer more than this.
+        ws_max_size=MAX_FRAME_BYTES,
         # Frames are a few hundred bytes of JSON: compressing each costs more CPU than it saves.
         ws_per_message_deflate=False,
         lifespan="on",
+        log_config=log_config(),
         **options,
     )
 
@@ -86,7 +97,49 @@ def create_app(settings: Settings | None = None) -> Starlette:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.sessions = set()
     return app
+
+
+class ArenaServer(uvicorn.Server):
+    """uvicorn's server, with a shutdown that bots can follow.
+
+    uvicorn's own shutdown closes every WebSocket at once (1012) and only then runs the app's
+    lifespan shutdown, so bots would lose their matches without a word. Here, once no new
+    connection is accepted, the referee aborts every match (each bot gets ``match_end`` with
+    termination ``aborted``, and the match is stored so) and closes each bot's connection with
+    the fatal ``shutting_down``; the sessions get ``CLOSE_GRACE_S`` to write it all out.
+    """
+
+    def __init__(self, config: uvicorn.Config, app: Starlette) -> None:
+        super().__init__(config)
+        self.app = app
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        referee: Referee | None = getattr(self.app.state, "referee", None)
+        if referee is not None:
+            await referee.shutdown()
+            waits = [asyncio.ensure_future(s.finished.wait()) for s in self.app.state.sessions]
+            if waits:
+                _, pending = await asyncio.wait(waits, timeout=CLOSE_GRACE_S + 0.5)
+                for wait in pending:
+                    wait.cancel()
+        await super().shutdown(sockets)
+
+
+def make_server(app: Starlette, settings: Settings, **options: Any) -> ArenaServer:
+    """The server ``arena serve`` runs (and the tests' live server): app, settings, logging."""
+    return ArenaServer(uvicorn_config(app, settings, **options), app)
+
+
+def log_config() -> dict[str, Any]:
+    """uvicorn's logging configuration, plus one line per login, match start and end, and fatal
+    connection error from the ``server`` loggers, in uvicorn's format."""
+    config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    config["loggers"]["server"] = {"handlers": ["default"], "level": "INFO"}
+    return config
 
 
 async def _admin_token_hash(session: AsyncSession, settings: Settings) -> str:

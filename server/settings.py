@@ -40,6 +40,8 @@ class Settings:
     #: Messages waiting to be written to a bot that does not read its socket; one more closes the
     #: connection with ``slow_consumer`` (bounds the server's memory per connection).
     max_outbound_frames: int = 1000
+    #: The same bound in bytes (of JSON text), so that large messages cannot add up either.
+    max_outbound_bytes: int = 1024 * 1024
     #: A message that cannot be written for this long also closes it with ``slow_consumer``.
     send_timeout_s: float = 30.0
     #: Cap of the latency grace added to a bot's move time.
@@ -47,6 +49,13 @@ class Settings:
     #: Per-connection token bucket for incoming WebSocket messages.
     rate_limit_per_s: float = 20.0
     rate_limit_burst: int = 60
+    #: Lobby queues one bot may wait in at once, and challenges it may have pending at once.
+    max_queues_per_bot: int = 16
+    max_challenges_per_bot: int = 16
+    #: An HTTP request (headers and body) must arrive within this time of its first byte (or of
+    #: the connection, for the first one), else the connection is closed: half-sent requests
+    #: cannot hold connections open.
+    http_request_timeout_s: float = 10.0
     #: Print a generated admin token on first start (the CLI keeps this on; tests may turn it off).
     print_admin_token: bool = True
 

@@ -59,7 +59,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
-from server.app import create_app, uvicorn_config
+from server.app import create_app, make_server
 from server.db.database import Database
 from server.settings import Settings
 
@@ -126,7 +126,7 @@ def launch(settings: Settings, *, send_buffer: int | None = None) -> LiveServer:
     port = sock.getsockname()[1]
     settings.host, settings.port = "127.0.0.1", port
     app = create_app(settings)
-    server = uvicorn.Server(uvicorn_config(app, settings, log_level="warning"))
+    server = make_server(app, settings, log_level="warning")
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{port}", daemon=True
     )

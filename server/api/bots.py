@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
@@ -10,6 +9,7 @@ from starlette.responses import JSONResponse
 
 from protocol.errors import ErrorCode
 from server.api.auth import require_admin
+from server.api.body import read_json_body
 from server.api.errors import ApiError
 from server.db.models import Bot
 from server.repositories import bots
@@ -84,10 +84,7 @@ def _revoke(request: Request, name: str, code: ErrorCode) -> None:
 
 
 async def _body_name(request: Request) -> str:
-    try:
-        body = json.loads(await request.body() or b"null")
-    except ValueError as exc:
-        raise ApiError(400, ErrorCode.bad_json, f"the body is not JSON: {exc}") from exc
+    body = await read_json_body(request)
     name = body.get("name") if isinstance(body, dict) else None
     if not isinstance(name, str):
         raise ApiError(400, ErrorCode.invalid_message, 'send a JSON body {"name": "<bot name>"}')

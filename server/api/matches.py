@@ -11,6 +11,8 @@ from starlette.responses import JSONResponse, Response
 
 import games
 from protocol.errors import ErrorCode
+from protocol.messages import MAX_WIRE_INT
+from protocol.wire import clip
 from server.api.errors import ApiError
 from server.replay import replay_match
 from server.repositories import matches
@@ -34,7 +36,7 @@ async def list_matches(request: Request) -> JSONResponse:
             400, ErrorCode.bad_request, f"status must be one of {', '.join(matches.STATUSES)}"
         )
     limit = _int_param(params.get("limit"), "limit", DEFAULT_PAGE, 1, MAX_PAGE)
-    offset = _int_param(params.get("offset"), "offset", 0, 0, None)
+    offset = _int_param(params.get("offset"), "offset", 0, 0, MAX_WIRE_INT)
     async with request.app.state.database.session() as session:
         items, total = await matches.list_matches(
             session,
@@ -72,16 +74,16 @@ async def _record(request: Request) -> dict[str, Any]:
     return record
 
 
-def _int_param(raw: str | None, name: str, default: int, low: int, high: int | None) -> int:
+def _int_param(raw: str | None, name: str, default: int, low: int, high: int) -> int:
+    """An integer query parameter within low..high (the database's integers are 64-bit: a
+    larger offset would overflow in SQL, so the bound is part of the API)."""
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = low - 1
-    if value < low or (high is not None and value > high):
-        bound = f"{low}..{high}" if high is not None else f">= {low}"
+    value = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 20 else low - 1
+    if not low <= value <= high:
         raise ApiError(
-            400, ErrorCode.bad_request, f"{name} must be an integer {bound}, not {raw!r}"
+            400,
+            ErrorCode.bad_request,
+            f"{name} must be an integer {low}..{high}, not {clip(repr(raw))}",
         )
     return value

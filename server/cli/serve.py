@@ -21,12 +21,10 @@ def register(app: typer.Typer) -> None:
         The database is migrated on start; matches a crash left running are closed as aborted.
         The admin token comes from ARENA_ADMIN_TOKEN, or is generated and printed on first start.
         """
-        import uvicorn
-
-        from server.app import create_app, uvicorn_config
+        from server.app import create_app, make_server
         from server.settings import Settings
 
         settings = Settings.from_env(host=host, port=port, db_url=db)
         app_ = create_app(settings)
         typer.echo(f"Ply Arena on http://{settings.host}:{settings.port}  (db: {settings.db_url})")
-        uvicorn.Server(uvicorn_config(app_, settings, log_level="info")).run()
+        make_server(app_, settings, log_level="info").run()

@@ -83,12 +83,30 @@ class Referee:
             self._pairings = await match_repo.pairing_counts(session)
 
     async def stop(self) -> None:
-        """End every running match as aborted (stored), then return."""
+        """End every running match as aborted (stored, and match_end sent), then return."""
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def shutdown(self) -> None:
+        """The server is going down: abort every match (the bots get match_end ``aborted``),
+        then close every bot's connection with the fatal ``shutting_down`` (close code 1012)."""
+        running = len(self._tasks)
+        await self.stop()
+        closing = RefereeError(
+            ErrorCode.shutting_down, "the server is shutting down; reconnect later"
+        ).to_message(fatal=True)
+        connections = self.connections.all()
+        for conn in connections:
+            self.connections.unregister(conn)
+            conn.close_with(closing)
+        log.info(
+            "shutting down: %d match(es) aborted, %d bot(s) disconnected",
+            running,
+            len(connections),
+        )
 
     # --- sessions -----------------------------------------------------------------------
 
@@ -180,16 +198,25 @@ class Referee:
 
     # --- lobby --------------------------------------------------------------------------
 
-    def join(self, conn: BotConnection, message: JoinLobby) -> None:
+    def join(self, conn: BotConnection, message: JoinLobby) -> bool:
+        """Queue the bot (answer ``joined``); True if it was not waiting in that queue yet."""
         game = _game(message.game)
         tc = _time_control(game, message.time_control)
         key = QueueKey.of(game.name, tc, message.policy)
+        new = not self.lobby.is_waiting(key, conn.bot_id)
+        limit = self.settings.max_queues_per_bot
+        if new and self.lobby.queues_of(conn.bot_id) >= limit:
+            raise RefereeError(
+                ErrorCode.limit_reached,
+                f"a bot may wait in at most {limit} queues at once; leave one first",
+            )
         waiting, group = self.lobby.join(key, Waiting(conn.bot_id, conn.bot_name), game.num_players)
         conn.send(
             LobbyJoined(game=game.name, time_control=tc, policy=message.policy, waiting=waiting)
         )
         if group is not None:
             self.start_match(game, [(w.bot_id, w.name) for w in group], tc, message.policy)
+        return new
 
     def leave(self, conn: BotConnection, message: LeaveLobby) -> None:
         if message.game is not None:
@@ -210,6 +237,12 @@ class Referee:
             )
         if len(set(message.opponents)) != len(message.opponents):
             raise RefereeError(ErrorCode.invalid_message, "opponents: a bot is named twice")
+        limit = self.settings.max_challenges_per_bot
+        if self.challenges.sent_by(conn.bot_id) >= limit:
+            raise RefereeError(
+                ErrorCode.limit_reached,
+                f"a bot may have at most {limit} challenges pending at once; wait for answers",
+            )
         opponents: list[Party] = []
         for name in message.opponents:
             if name == conn.bot_name:
@@ -275,7 +308,7 @@ class Referee:
         self._pairings[key] += 1
         ordered = ordered[k:] + ordered[:k]
         runner = MatchRunner(
-            match_id=secrets.token_urlsafe(8),
+            match_id=new_match_id(),
             game=game,
             seats=[SeatBot(b, name) for b, name in ordered],
             time_control=time_control,
@@ -311,6 +344,15 @@ class Referee:
         return runner
 
 
+def new_match_id() -> str:
+    """A random id of 11 URL-safe characters that never starts with ``-`` or ``_``, so that no
+    command line takes it for an option."""
+    while True:
+        match_id = secrets.token_urlsafe(8)
+        if match_id[0].isalnum():
+            return match_id
+
+
 def _game(name: str) -> games.Game:
     try:
         return games.get(name)
@@ -319,7 +361,4 @@ def _game(name: str) -> games.Game:
 
 
 def _time_control(game: games.Game, requested: TimeControl | None) -> TimeControl:
-    try:
-        return time_controls.resolve_time_control(game.name, requested)
-    except ValueError as e:
-        raise RefereeError(ErrorCode.bad_time_control, str(e)) from None
+    return time_controls.resolve_time_control(game.name, requested)

@@ -66,6 +66,10 @@ class Challenges:
     def remove(self, challenge_id: str) -> None:
         self._pending.pop(challenge_id, None)
 
+    def sent_by(self, bot_id: int) -> int:
+        """How many pending challenges ``bot_id`` has made."""
+        return sum(c.challenger.bot_id == bot_id for c in self._pending.values())
+
     def involving(self, bot_id: int) -> list[PendingChallenge]:
         return [c for c in self._pending.values() if any(p.bot_id == bot_id for p in c.parties())]
 

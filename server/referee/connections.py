@@ -97,5 +97,8 @@ class ConnectionRegistry:
         conn.send_json(text)
         return True
 
+    def all(self) -> list[BotConnection]:
+        return list(self._by_bot.values())
+
     def __len__(self) -> int:
         return len(self._by_bot)

@@ -45,7 +45,7 @@ class Lobby:
         The group is the first ``group_size`` bots in arrival order; they leave the queue.
         """
         queue = self._queues.setdefault(key, [])
-        if all(w.bot_id != bot.bot_id for w in queue):
+        if not self.is_waiting(key, bot.bot_id):
             queue.append(bot)
         waiting = len(queue)
         if waiting < group_size:
@@ -72,3 +72,10 @@ class Lobby:
 
     def waiting(self, key: QueueKey) -> list[Waiting]:
         return list(self._queues.get(key, ()))
+
+    def is_waiting(self, key: QueueKey, bot_id: int) -> bool:
+        return any(w.bot_id == bot_id for w in self._queues.get(key, ()))
+
+    def queues_of(self, bot_id: int) -> int:
+        """How many queues the bot waits in."""
+        return sum(any(w.bot_id == bot_id for w in q) for q in self._queues.values())

@@ -150,9 +150,7 @@ class MatchRunner:
         self._event_json: list[str] = []
         self._match_id_json = _dumps(match_id)
         self._position_json = "{}"
-        self._initial_position = game.state_to_json(self.state)
         self._resigned: int | None = None
-        self._start_messages = [self._match_start(seat) for seat in range(len(seats))]
 
     # --- called by the referee / sessions -------------------------------------------------
 
@@ -197,11 +195,12 @@ class MatchRunner:
             self._waiter.set_result(_RESIGNED)
 
     def resync(self, bot_id: int) -> None:
-        """Bring a reconnected bot up to date: match_start again, and its turn if it is on move."""
+        """Bring a reconnected bot up to date: match_start again, with the current position and
+        every event so far, and its turn if it is on move."""
         seat = self.seat_of(bot_id)
         if seat is None or self.finished:
             return
-        self._connections.send(bot_id, self._start_messages[seat])
+        self._connections.send(bot_id, self._match_start(seat))
         if self._turn_seat == seat and self._waiter is not None and not self._waiter.done():
             self._connections.send_json(bot_id, self._turn_message(seat))
 
@@ -229,8 +228,17 @@ class MatchRunner:
                 policy=self.policy.value,
                 seed=self.seed,
             )
+            log.info(
+                "match %s of %s started: %s; %d+%d ms, %s",
+                self.match_id,
+                self.game.name,
+                ", ".join(f"{b.name} (seat {i})" for i, b in enumerate(self.seats)),
+                self.time_control.move_ms,
+                self.time_control.bank_ms,
+                self.policy.value,
+            )
             for seat, bot in enumerate(self.seats):
-                self._connections.send(bot.bot_id, self._start_messages[seat])
+                self._connections.send(bot.bot_id, self._match_start(seat))
             termination, at_fault = await self._play()
             if at_fault is not None:
                 payoffs = forfeit_payoffs(self.game, at_fault)
@@ -424,6 +432,14 @@ class MatchRunner:
             position=position,
             plies=len(self.events),
         )
+        log.info(
+            "match %s ended: %s after %d plies, payoffs %s%s",
+            self.match_id,
+            termination.value,
+            len(self.events),
+            " ".join(f"{b.name}={p:g}" for b, p in zip(self.seats, payoffs, strict=True)),
+            "" if at_fault is None else f", {self.seats[at_fault].name} at fault",
+        )
         for bot in self.seats:
             self._connections.send(bot.bot_id, self.result)
 
@@ -440,6 +456,8 @@ class MatchRunner:
     # --- messages -----------------------------------------------------------------------
 
     def _match_start(self, seat: int) -> MatchStart:
+        """match_start as of now: at the start the initial position, on a resync the current
+        one with every event so far."""
         return MatchStart(
             match_id=self.match_id,
             game=self.game.name,
@@ -447,7 +465,9 @@ class MatchRunner:
             your_seat=seat,
             time_control=self.time_control,
             policy=self.policy,
-            position=self._initial_position,
+            position=self.game.state_to_json(self.state),
+            ply=len(self.events),
+            moves=self.events,
         )
 
     def _turn_message(self, seat: int, *, fresh: bool = False) -> str:
@@ -466,17 +486,20 @@ class MatchRunner:
             self._legal_json = _dumps(texts)
             self._position_json = _dumps(self.game.state_to_json(state))
             self._legal_state = state
-        clock = self._clocks[seat]
-        # On a resync part of the move time is already gone: report what is left.
+        # On a resync part of this turn is already gone: what is left of the move limit, then
+        # of the bank, as the clock will charge it. deadline_ms = move_ms + own bank, always.
         spent = 0.0 if fresh else (time.monotonic() - self._turn_sent_at) * 1000
-        clocks = ",".join([str(int(c.bank_ms)) for c in self._clocks])
+        banks = [int(c.bank_ms) for c in self._clocks]
+        clock = self._clocks[seat]
+        move_left = max(0, int(clock.move_ms - spent))
+        banks[seat] = max(0, int(clock.bank_ms - max(0.0, spent - clock.move_ms)))
+        clocks = ",".join(map(str, banks))
         since = ",".join(self._event_json[self._last_move_ply[seat] + 1 :])
         return (
             f'{{"type":"turn","match_id":{self._match_id_json},"ply":{len(self.events)},'
             f'"position":{self._position_json},"legal_moves":{self._legal_json},'
             f'"since_last":[{since}],"clocks_ms":[{clocks}],'
-            f'"move_ms":{max(0, int(clock.move_ms - spent))},'
-            f'"deadline_ms":{max(0, int(clock.move_ms + clock.bank_ms - spent))}}}'
+            f'"move_ms":{move_left},"deadline_ms":{move_left + banks[seat]}}}'
         )
 
 

@@ -13,8 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import AdminToken, Bot
 
-#: Bot names appear in URLs and on the wire: keep them plain.
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+#: Bot names appear in URLs and on the wire: keep them plain. Matched with fullmatch: ``$``
+#: would also match before a trailing newline ("okname\n", a look-alike of "okname").
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 class BotNameError(ValueError):
@@ -39,7 +40,7 @@ def new_token() -> str:
 
 async def create_bot(session: AsyncSession, name: str) -> tuple[Bot, str]:
     """A new enabled bot and its token (the only time the token is available)."""
-    if not NAME_PATTERN.match(name):
+    if not NAME_PATTERN.fullmatch(name):
         raise BotNameError(
             f"bad bot name {name!r}: use 1-64 letters, digits, '_', '-' or '.', "
             "starting with a letter or digit"

@@ -9,7 +9,17 @@ from server.ws.session import Session
 
 
 async def bot_websocket(websocket: WebSocket) -> None:
-    """Accept the connection and run its session until it closes."""
+    """Accept the connection and run its session until it closes.
+
+    The session is listed in ``app.state.sessions`` while it runs, so that a shutdown can wait
+    for the last messages (match_end, the closing error) to go out.
+    """
     referee: Referee = websocket.app.state.referee
+    sessions: set[Session] = websocket.app.state.sessions
     await websocket.accept()
-    await Session(websocket, referee).run()
+    session = Session(websocket, referee)
+    sessions.add(session)
+    try:
+        await session.run()
+    finally:
+        sessions.discard(session)

@@ -3,14 +3,19 @@
 Phases: AWAITING_HELLO -> LOGGED_IN -> CLOSED. Every frame is checked in this order, each
 failure answered with its code from protocol/errors.py:
 
-1. binary frame -> ``binary_frame``; over 64 KiB -> ``frame_too_large`` (fatal, close 1009);
-2. the token bucket (``settings.rate_limit_per_s``, burst ``rate_limit_burst``): a frame beyond
-   it is dropped, the first one with a non-fatal ``rate_limited``; when more than a burst of
-   frames has been dropped since the bucket was last full -> ``rate_limited`` fatal. A move the
-   referee accepts never costs a token (a bot moves at most once per turn);
-3. not JSON -> ``bad_json``; no or non-string ``type`` -> ``invalid_message``; a type that is no
-   client message -> ``unknown_type``; bad fields -> ``invalid_message`` naming the field;
-4. before ``hello``: anything else -> ``hello_required``; no hello within
+1. binary frame -> ``binary_frame``; over 64 KiB -> ``frame_too_large`` (fatal, close 1009;
+   uvicorn's protocol, server/transport.py, refuses such a frame before reading it);
+2. a move is offered to the referee first: an accepted move never costs a token;
+3. the token bucket (``settings.rate_limit_per_s``, burst ``rate_limit_burst``): a frame beyond
+   it is dropped and answered with a non-fatal ``rate_limited`` naming the dropped message and
+   carrying ``retry_after_ms`` (at most one such answer per second while a flood lasts); when more
+   than a burst of frames has been dropped since the bucket was last full -> ``rate_limited``
+   fatal. What a well-behaved bot sends to play is refunded, so it never meets the limit: a
+   ``join`` that puts the bot in a queue, ``accept`` / ``decline`` of a pending challenge, a
+   ``pong`` answering the server's ping, and accepted moves;
+4. ``protocol.wire.parse_client_frame``: strict JSON validation with codes ``bad_json``,
+   ``invalid_message``, ``unknown_type``, ``bad_time_control``;
+5. before ``hello``: anything else -> ``hello_required``; no hello within
    ``settings.hello_timeout_s`` -> ``hello_timeout`` (fatal); wrong protocol version ->
    ``unsupported_version`` (fatal); bad token -> ``bad_token`` (fatal); disabled bot ->
    ``bot_disabled`` (fatal).
@@ -23,14 +28,14 @@ the round trip feeds the latency grace of the bot's clocks. A watchdog closes, w
 
 - a silent connection: nothing at all received for ``heartbeat_misses`` heartbeats ->
   ``heartbeat_timeout`` (a half-open TCP connection or a hung bot);
-- a slow consumer: more than ``max_outbound_frames`` messages waiting, or one message not written
-  within ``send_timeout_s`` -> ``slow_consumer`` (a bot that does not read its socket would
-  otherwise hold an unbounded queue).
+- a slow consumer: more than ``max_outbound_frames`` messages or ``max_outbound_bytes`` bytes
+  waiting, or one message not written within ``send_timeout_s`` -> ``slow_consumer`` (a bot that
+  does not read its socket would otherwise make the server hold an unbounded queue).
 
 Closing is immediate for the referee (the bot counts as disconnected: its clocks run, it may
 reconnect); the error and the close frame are then given ``CLOSE_GRACE_S`` to reach the peer.
-A peer that never reads again cannot get them: its socket is left to uvicorn, which closes it
-once the peer reads or goes away (ASGI offers no way to abort a transport).
+A peer that has not read them by then has its TCP connection aborted (through the handle that
+server/transport.py puts in the ASGI scope), so that it cannot make the server keep its buffers.
 """
 
 from __future__ import annotations
@@ -38,14 +43,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import json
 import logging
+import math
 import time
-import typing
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
 from starlette.websockets import WebSocket
 
 from protocol.errors import ErrorCode
@@ -66,27 +69,25 @@ from protocol.messages import (
     Resign,
     ServerMessage,
     Welcome,
-    client_message_adapter,
 )
+from protocol.wire import WireError, clip, parse_client_frame
 from server.referee import Referee, RefereeError
+from server.transport import TransportHandle, transport_handle
 
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "ply-arena/0.1"
 
-#: Every ``type`` a client may send, read off the union so it cannot drift.
-CLIENT_TYPES: frozenset[str] = frozenset(
-    model.model_fields["type"].default
-    for model in typing.get_args(typing.get_args(ClientMessage)[0])
-)
-
 # WebSocket close codes (RFC 6455).
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
+CLOSE_RESTART = 1012
 CLOSE_NORMAL = 1000
 
 #: How long the fatal error and the close frame may take to go out once a session is over.
 CLOSE_GRACE_S = 2.0
+#: While a flood lasts, at most one ``rate_limited`` answer per this many seconds.
+RATE_LIMITED_EVERY_S = 1.0
 
 
 class Phase(enum.Enum):
@@ -126,6 +127,11 @@ class TokenBucket:
     def refund(self) -> None:
         self.tokens = min(self.burst, self.tokens + 1.0)
 
+    def wait_ms(self) -> int:
+        """Milliseconds until one token is there again (as of the last refill)."""
+        missing = max(0.0, 1.0 - self.tokens)
+        return max(1, math.ceil(missing / self.rate * 1000)) if self.rate > 0 else 1000
+
 
 class Session:
     """Implements server.referee.connections.BotConnection for one WebSocket."""
@@ -137,17 +143,19 @@ class Session:
         self.phase = Phase.AWAITING_HELLO
         self.bot_id = -1
         self.bot_name = ""
+        self._transport: TransportHandle | None = transport_handle(websocket.scope)
         self._hello_timeout_s = settings.hello_timeout_s
         self._heartbeat_s = settings.heartbeat_s
-        self._heartbeat_misses = max(1, int(getattr(settings, "heartbeat_misses", 3)))
-        self._max_queued = max(1, int(getattr(settings, "max_outbound_frames", 1000)))
-        self._send_timeout_s = float(getattr(settings, "send_timeout_s", 30.0))
-        self._bucket = TokenBucket(
-            float(getattr(settings, "rate_limit_per_s", 20.0)),
-            int(getattr(settings, "rate_limit_burst", 60)),
-        )
+        self._heartbeat_misses = max(1, settings.heartbeat_misses)
+        self._max_queued = max(1, settings.max_outbound_frames)
+        self._max_queued_bytes = max(MAX_FRAME_BYTES, settings.max_outbound_bytes)
+        self._send_timeout_s = settings.send_timeout_s
+        self._bucket = TokenBucket(settings.rate_limit_per_s, settings.rate_limit_burst)
         self._strikes = 0
+        self._last_rate_error = -math.inf
         self._out: asyncio.Queue[str | _Close] = asyncio.Queue()
+        #: Characters of text waiting in ``_out`` (about its bytes: frames are mostly ASCII).
+        self._queued_chars = 0
         self._closing = False
         #: Set by close_with: run() stops reading at once, even if the peer never sends again.
         self._closed = asyncio.Event()
@@ -157,6 +165,8 @@ class Session:
         self._rtt: float | None = None
         self._pings: dict[int, float] = {}
         self._next_ping = 1
+        #: Set when run() has returned: everything that could be sent was sent.
+        self.finished = asyncio.Event()
 
     # --- BotConnection ------------------------------------------------------------------
 
@@ -169,6 +179,10 @@ class Session:
         if self._out.qsize() >= self._max_queued:
             self._slow(f"{self._out.qsize()} messages are waiting for this bot to read them")
             return
+        if self._queued_chars + len(text) > self._max_queued_bytes:
+            self._slow(f"{self._queued_chars} bytes are waiting for this bot to read them")
+            return
+        self._queued_chars += len(text)
         self._out.put_nowait(text)
 
     def rtt_ms(self) -> float | None:
@@ -177,12 +191,28 @@ class Session:
     def close_with(self, error: ErrorMessage) -> None:
         if self._closing:
             return
+        if error.fatal and error.code != ErrorCode.shutting_down:
+            log.info(
+                "closing %s: %s (%s)", self._who(), error.code, clip(error.message, 200)
+            )
         self._out.put_nowait(error.model_dump_json())
-        self._out.put_nowait(
-            _Close(CLOSE_TOO_BIG if error.code == ErrorCode.frame_too_large else CLOSE_POLICY)
-        )
+        if error.code == ErrorCode.frame_too_large:
+            code = CLOSE_TOO_BIG
+        elif error.code == ErrorCode.shutting_down:
+            code = CLOSE_RESTART
+        else:
+            code = CLOSE_POLICY
+        self._out.put_nowait(_Close(code))
         self._closing = True
         self._closed.set()
+        # The referee learns it now, not once run() has unwound: by the time the peer reads
+        # the error, the bot is already disconnected for everyone else.
+        self._detach()
+
+    def _detach(self) -> None:
+        if self.phase is Phase.LOGGED_IN:
+            self.phase = Phase.CLOSED
+            self.referee.disconnected(self)
 
     # --- the connection -----------------------------------------------------------------
 
@@ -199,16 +229,25 @@ class Session:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
-            if self.phase is Phase.LOGGED_IN:
-                self.referee.disconnected(self)
+            self._detach()
             self.phase = Phase.CLOSED
+            flushed = True
             if self._closing:
                 # Let the fatal error and the close frame go out.
-                with contextlib.suppress(asyncio.TimeoutError, Exception):
+                try:
                     await asyncio.wait_for(asyncio.shield(writer), CLOSE_GRACE_S)
+                except (TimeoutError, asyncio.CancelledError):
+                    flushed = False
+                except Exception:
+                    pass
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await writer
+            if not flushed and self._transport is not None:
+                # The peer does not read: drop the connection and what was buffered for it,
+                # rather than keep both until the peer reads or goes away.
+                self._transport.abort()
+            self.finished.set()
 
     async def _serve(self) -> None:
         try:
@@ -220,7 +259,7 @@ class Session:
             finally:
                 watchdog.cancel()
         except Exception:
-            log.exception("bot connection %r failed", self.bot_name or "(no hello yet)")
+            log.exception("bot connection %s failed", self._who())
 
     async def _write_loop(self) -> None:
         while True:
@@ -230,11 +269,13 @@ class Session:
                 if isinstance(item, _Close):
                     await self.websocket.close(item.code)
                     return
+                self._queued_chars -= len(item)
                 await self.websocket.send_text(item)
             except Exception:
                 # The peer is gone: stop reading too; the bot counts as disconnected.
                 self._closing = True
                 self._closed.set()
+                self._detach()
                 return
             finally:
                 self._writing_since = None
@@ -293,6 +334,13 @@ class Session:
             return False
         self.phase = Phase.LOGGED_IN
         running = self.referee.login(self)
+        log.info(
+            "login %s from %s (%s)%s",
+            self.bot_name,
+            self._peer(),
+            clip(hello.client, 60) or "no client name",
+            f"; resyncing {len(running)} match(es)" if running else "",
+        )
         self.send(
             Welcome(
                 protocol=PROTOCOL_VERSION,
@@ -316,17 +364,22 @@ class Session:
             if message is None:
                 continue
             try:
-                self._dispatch(message, received_at)
+                productive = self._dispatch(message, received_at)
             except RefereeError as e:
                 self.send(e.to_message())
             except Exception:
                 log.exception("bot %s: failed on %s", self.bot_name, type(message).__name__)
                 self._error(ErrorCode.internal_error, "the server failed on this message")
+            else:
+                if productive:
+                    self._bucket.refund()
 
     def _admit(self, raw: Mapping[str, Any], received_at: float) -> ClientMessage | None:
         """Frame checks, rate limit and parsing; None when the frame was refused (and said so).
 
-        An accepted move is played right here, before the rate limit, and None is returned.
+        A token is taken for every frame that gets this far (refunded later when the message
+        turns out to be part of playing); an accepted move is played right here, before the rate
+        limit, and None is returned.
         """
         text = raw.get("text")
         if text is None:
@@ -335,16 +388,25 @@ class Session:
                 self._fatal(ErrorCode.frame_too_large, f"a {len(data)}-byte frame is over 64 KiB")
             elif self._allowed(received_at):
                 self._error(ErrorCode.binary_frame, "binary frames are refused; send JSON text")
+            else:
+                self._strike(received_at, "binary frame")
             return None
         # Characters are at most 4 bytes: encode only when the text could be over the limit.
         size = len(text)
         if size > MAX_FRAME_BYTES or (
-            size * 4 > MAX_FRAME_BYTES and len(text.encode()) > MAX_FRAME_BYTES
+            size * 4 > MAX_FRAME_BYTES and len(text.encode(errors="replace")) > MAX_FRAME_BYTES
         ):
             self._fatal(ErrorCode.frame_too_large, "a frame is over 64 KiB")
             return None
         allowed = self._allowed(received_at)
-        message = self._parse(text, report=allowed)
+        try:
+            message = parse_client_frame(text)
+        except WireError as e:
+            if allowed:
+                self._error(e.code, e.message)
+            else:
+                self._strike(received_at, "message")
+            return None
         if isinstance(message, MakeMove) and self.phase is Phase.LOGGED_IN:
             try:
                 self.referee.move(self, message, received_at)
@@ -352,13 +414,13 @@ class Session:
                 if allowed:
                     self.send(e.to_message())
                 else:
-                    self._strike()
+                    self._strike(received_at, "move", e.match_id)
                 return None
             if allowed:
                 self._bucket.refund()
             return None
         if not allowed:
-            self._strike()
+            self._strike(received_at, message.type, getattr(message, "match_id", None))
             return None
         return message
 
@@ -370,44 +432,30 @@ class Session:
             self._strikes = 0
         return self._bucket.take(now)
 
-    def _strike(self) -> None:
+    def _strike(self, now: float, dropped: str, match_id: str | None = None) -> None:
         self._strikes += 1
-        if self._strikes == 1:
-            self._error(ErrorCode.rate_limited, "too many messages; this one was dropped")
-        elif self._strikes > self._bucket.burst:
+        if self._strikes > self._bucket.burst:
             self._fatal(ErrorCode.rate_limited, "too many messages; closing the connection")
-
-    def _parse(self, text: str, *, report: bool) -> ClientMessage | None:
-        def refuse(code: ErrorCode, why: str) -> None:
-            if report:
-                self._error(code, why)
-
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            refuse(ErrorCode.bad_json, f"not valid JSON: {e}")
-            return None
-        if not isinstance(data, dict):
-            refuse(ErrorCode.invalid_message, "a frame must be one JSON object")
-            return None
-        kind = data.get("type")
-        if not isinstance(kind, str):
-            refuse(ErrorCode.invalid_message, "type: required, a string naming the message")
-            return None
-        if kind not in CLIENT_TYPES:
-            refuse(
-                ErrorCode.unknown_type,
-                f"unknown message type {kind[:40]!r}; client types are "
-                + ", ".join(sorted(CLIENT_TYPES)),
+            return
+        if now - self._last_rate_error < RATE_LIMITED_EVERY_S:
+            return  # the bot has just been told; a flood gets no echo per frame
+        self._last_rate_error = now
+        wait_ms = self._bucket.wait_ms()
+        self.send(
+            ErrorMessage(
+                code=ErrorCode.rate_limited,
+                message=(
+                    f"too many messages: this {dropped!r} was dropped and not acted on; "
+                    f"send it again after {wait_ms} ms"
+                ),
+                fatal=False,
+                match_id=match_id,
+                retry_after_ms=wait_ms,
             )
-            return None
-        try:
-            return client_message_adapter.validate_python(data)
-        except ValidationError as e:
-            refuse(ErrorCode.invalid_message, f"invalid {kind!r} message: {describe(e)}")
-            return None
+        )
 
-    def _dispatch(self, message: ClientMessage, received_at: float) -> None:
+    def _dispatch(self, message: ClientMessage, received_at: float) -> bool:
+        """Act on a message; True when it was part of playing (its token is refunded)."""
         referee = self.referee
         if isinstance(message, Ping):
             self.send(Pong(id=message.id))
@@ -415,22 +463,27 @@ class Session:
             sent = self._pings.pop(message.id, None)
             if sent is not None:
                 self._rtt = (received_at - sent) * 1000
+                return True
         elif isinstance(message, Hello):
             self._error(ErrorCode.invalid_message, "hello was already accepted on this connection")
         elif isinstance(message, JoinLobby):
-            referee.join(self, message)
+            return referee.join(self, message)
         elif isinstance(message, LeaveLobby):
             referee.leave(self, message)
         elif isinstance(message, Challenge):
             referee.challenge(self, message)
         elif isinstance(message, AcceptChallenge):
             referee.accept(self, message)
+            return True
         elif isinstance(message, DeclineChallenge):
             referee.decline(self, message)
+            return True
         elif isinstance(message, Resign):
             referee.resign(self, message)
         elif isinstance(message, MakeMove):
             referee.move(self, message, received_at)
+            return True
+        return False
 
     async def _watchdog(self) -> None:
         """Ping every heartbeat; close a silent connection or one whose writes are stuck."""
@@ -476,6 +529,7 @@ class Session:
         # resynced from the matches themselves: drop it, so only the error and the close remain.
         while not self._out.empty():
             self._out.get_nowait()
+        self._queued_chars = 0
         self._fatal(ErrorCode.slow_consumer, f"{why}; read your socket (closing the connection)")
 
     def _error(self, code: ErrorCode, message: str) -> None:
@@ -484,16 +538,9 @@ class Session:
     def _fatal(self, code: ErrorCode, message: str) -> None:
         self.close_with(ErrorMessage(code=code, message=message, fatal=True))
 
+    def _peer(self) -> str:
+        client = self.websocket.scope.get("client")
+        return f"{client[0]}:{client[1]}" if client else "?"
 
-def describe(error: ValidationError) -> str:
-    """Which field is wrong and what was expected, e.g. ``ply: Input should be ... (got 'x')``."""
-    parts = []
-    for item in error.errors()[:4]:
-        loc = ".".join(str(x) for x in item["loc"][1:]) or "message"
-        detail = item["msg"]
-        if item["type"] != "missing":
-            shown = repr(item.get("input"))
-            detail += f" (got {shown[:40]}{'...' if len(shown) > 40 else ''})"
-        parts.append(f"{loc}: {detail}")
-    more = len(error.errors()) - 4
-    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+    def _who(self) -> str:
+        return f"bot {self.bot_name}" if self.bot_name else f"connection {self._peer()} (no hello)"

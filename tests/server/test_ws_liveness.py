@@ -5,6 +5,7 @@ fatal error, while its matches go on under the disconnect rules and every other 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import time
@@ -162,14 +163,24 @@ async def test_a_bot_that_stops_reading_is_closed_as_a_slow_consumer(
     c, d, start_c, _ = await start_pair(srv.ws_url, token_c, token_d, move_ms=2000)
     other = asyncio.gather(c.play(start_c["match_id"]), d.play(start_c["match_id"], delay=0.02))
 
-    # a stops reading and floods pings; every pong the server owes it piles up.
+    # a stops reading and floods pings; every pong the server owes it piles up. The flood runs
+    # in a task: once the server gives up on a it stops reading a's socket too, and a send may
+    # then block until the connection goes away.
     sent = 0
-    while connected(srv, name_a):
-        assert sent < 200_000, "the server never gave up on a bot that does not read"
-        for _ in range(200):
-            await a.send({"type": "ping", "id": sent})
-            sent += 1
-        await asyncio.sleep(0)
+
+    async def flood() -> None:
+        nonlocal sent
+        while True:
+            for _ in range(200):
+                await a.send({"type": "ping", "id": sent})
+                sent += 1
+            await asyncio.sleep(0)
+
+    flooding = asyncio.create_task(flood())
+    await wait_until(lambda: not connected(srv, name_a), 30, "the server gives up on a")
+    flooding.cancel()
+    with contextlib.suppress(asyncio.CancelledError, websockets.ConnectionClosed):
+        await flooding
     # Once a reads again, it gets what was in flight, then the coded error and the close.
     received = await a.drain(timeout=CLOSE_GRACE_S + 3)
     assert len(received) < sent

@@ -1,0 +1,166 @@
+"""The connections below the app: what uvicorn leaves to a server facing hostile clients.
+
+``arena serve`` and the tests' live server run uvicorn with the two protocol classes below
+(``server.app.uvicorn_config``):
+
+- :class:`ArenaHttpProtocol` (h11) closes a connection whose request does not arrive whole within
+  ``settings.http_request_timeout_s`` of its first byte (or of the connection): uvicorn has no
+  header timeout, so a client sending half a request could hold a connection for ever.
+- :class:`ArenaWebSocketProtocol` (uvicorn's websockets-sansio) answers the two frame errors that
+  uvicorn handles below the app with the protocol's coded error before closing, and without a
+  traceback in the log: a frame over 64 KiB (``frame_too_large``, close 1009; refused from its
+  header, before its payload is read) and a text frame that is not UTF-8 (``bad_json``, close
+  1007). It also puts a :class:`TransportHandle` in the ASGI scope, so that a session can abort
+  a connection whose peer stopped reading (ASGI itself has no way to drop a connection whose
+  close frame cannot be written).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.exceptions import PayloadTooBig
+from websockets.frames import Frame, Opcode
+
+from protocol.errors import ErrorCode
+from protocol.messages import MAX_FRAME_BYTES, ErrorMessage
+
+log = logging.getLogger(__name__)
+
+#: The ASGI scope extension holding a TransportHandle.
+SCOPE_KEY = "ply_arena.transport"
+
+
+class TransportHandle:
+    """What a session may do to its connection beyond ASGI: drop it at once."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+
+    def abort(self) -> None:
+        """Close the TCP connection now, discarding whatever is still buffered for the peer."""
+        if not self._transport.is_closing() or self._transport.get_write_buffer_size():
+            self._transport.abort()
+
+    def write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size()
+
+
+def transport_handle(scope: Mapping[str, Any]) -> TransportHandle | None:
+    """The handle ArenaWebSocketProtocol put in ``scope`` (None under another server)."""
+    handle = scope.get("extensions", {}).get(SCOPE_KEY)
+    return handle if isinstance(handle, TransportHandle) else None
+
+
+def _error_frame(code: ErrorCode, message: str) -> bytes:
+    """A fatal protocol error as a ready-to-write text frame (server frames are not masked)."""
+    text = ErrorMessage(code=code, message=message, fatal=True).model_dump_json()
+    return Frame(Opcode.TEXT, text.encode()).serialize(mask=False)
+
+
+class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's websockets-sansio protocol with coded frame errors and an abort handle."""
+
+    def handle_connect(self, event: Any) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)
+        if scope is not None:
+            # The app task was created but has not run yet: it sees the handle.
+            scope["extensions"][SCOPE_KEY] = TransportHandle(self.transport)
+
+    def handle_parser_exception(self) -> None:
+        if isinstance(self.conn.parser_exc, PayloadTooBig) and not self.transport.is_closing():
+            # websockets refused the frame from its header and queued the close (1009): say why
+            # first, as the protocol documents.
+            self.transport.write(
+                _error_frame(
+                    ErrorCode.frame_too_large,
+                    f"a frame is over {MAX_FRAME_BYTES // 1024} KiB; closing the connection",
+                )
+            )
+        super().handle_parser_exception()
+
+    def send_receive_event_to_app(self) -> None:
+        if self.curr_msg_data_type == "text" and not self.close_sent:
+            data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+            try:
+                data.decode()
+            except UnicodeDecodeError:
+                # uvicorn would log a traceback for every such frame; a client must not be able
+                # to fill the log. RFC 6455 closes with 1007; the coded error comes first.
+                self.frames = []
+                log.debug("closing %s: a text frame is not UTF-8", self.client)
+                self.transport.write(
+                    _error_frame(ErrorCode.bad_json, "a text frame is not valid UTF-8")
+                )
+                self.conn.send_close(1007, "invalid UTF-8")
+                self.handle_parser_exception()
+                return
+        super().send_receive_event_to_app()
+
+
+class ArenaHttpProtocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline on each request's arrival.
+
+    uvicorn makes the protocol itself, so the deadline is a class attribute: use
+    :func:`http_protocol` for a class with another one.
+    """
+
+    request_timeout_s: float = 10.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._request_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._request_timer is None and self.conn.their_state is h11.IDLE:
+            self._arm()  # the first bytes of the next request on a kept-alive connection
+        super().data_received(data)
+        if self.transport.get_protocol() is not self or self.conn.their_state not in (
+            h11.IDLE,
+            h11.SEND_BODY,
+        ):
+            self._disarm()  # the request is whole (or the connection became a WebSocket)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._request_timer = self.loop.call_later(self.request_timeout_s, self._request_late)
+
+    def _disarm(self) -> None:
+        if self._request_timer is not None:
+            self._request_timer.cancel()
+            self._request_timer = None
+
+    def _request_late(self) -> None:
+        self._request_timer = None
+        if self.transport.is_closing() or self.transport.get_protocol() is not self:
+            return
+        if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
+            return  # a whole request is being answered
+        if self.conn.their_state is h11.SEND_BODY or self.conn.trailing_data[0]:
+            # Part of a request came: tell the client why, as an HTTP server should.
+            self.transport.write(
+                b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
+            )
+        self.transport.close()
+
+
+def http_protocol(request_timeout_s: float) -> type[ArenaHttpProtocol]:
+    """ArenaHttpProtocol with its own request deadline."""
+    return type(
+        "ArenaHttpProtocol", (ArenaHttpProtocol,), {"request_timeout_s": request_timeout_s}
+    )
