@@ -151,11 +151,14 @@ class ArenaHttpProtocol(H11Protocol):
             return
         if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
             return  # a whole request is being answered
-        if self.conn.their_state is h11.SEND_BODY or self.conn.trailing_data[0]:
-            # Part of a request came: tell the client why, as an HTTP server should.
+        partial = self.conn.their_state is h11.SEND_BODY or bool(self.conn.trailing_data[0])
+        if partial and self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            # Part of a request came and nothing was answered yet: say why, as an HTTP server
+            # should. (An app that answered without the body, e.g. 401, has said enough.)
             self.transport.write(
                 b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
             )
+        log.debug("closing %s: no whole request within %g s", self.client, self.request_timeout_s)
         self.transport.close()
 
 

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -80,6 +80,10 @@ class InternalErrorMiddleware:
 
         try:
             await self.app(scope, receive, tracking_send)
+        except ClientDisconnect:
+            # The client went away (or was dropped for sending half a request): nobody to
+            # answer, nothing to log.
+            return
         except Exception:
             log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             if started:

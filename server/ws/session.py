@@ -8,11 +8,11 @@ failure answered with its code from protocol/errors.py:
 2. a move is offered to the referee first: an accepted move never costs a token;
 3. the token bucket (``settings.rate_limit_per_s``, burst ``rate_limit_burst``): a frame beyond
    it is dropped and answered with a non-fatal ``rate_limited`` naming the dropped message and
-   carrying ``retry_after_ms`` (at most one such answer per second while a flood lasts); when more
-   than a burst of frames has been dropped since the bucket was last full -> ``rate_limited``
-   fatal. What a well-behaved bot sends to play is refunded, so it never meets the limit: a
-   ``join`` that puts the bot in a queue, ``accept`` / ``decline`` of a pending challenge, a
-   ``pong`` answering the server's ping, and accepted moves;
+   carrying ``retry_after_ms``; when more than a burst of frames has been dropped since the
+   bucket was last full -> ``rate_limited`` fatal. What a well-behaved bot sends to play is
+   refunded, so it never meets the limit: a ``join`` that puts the bot in a queue, ``accept``
+   / ``decline`` of a pending challenge, a ``pong`` answering the server's ping, and accepted
+   moves;
 4. ``protocol.wire.parse_client_frame``: strict JSON validation with codes ``bad_json``,
    ``invalid_message``, ``unknown_type``, ``bad_time_control``;
 5. before ``hello``: anything else -> ``hello_required``; no hello within
@@ -86,8 +86,6 @@ CLOSE_NORMAL = 1000
 
 #: How long the fatal error and the close frame may take to go out once a session is over.
 CLOSE_GRACE_S = 2.0
-#: While a flood lasts, at most one ``rate_limited`` answer per this many seconds.
-RATE_LIMITED_EVERY_S = 1.0
 
 
 class Phase(enum.Enum):
@@ -152,7 +150,6 @@ class Session:
         self._send_timeout_s = settings.send_timeout_s
         self._bucket = TokenBucket(settings.rate_limit_per_s, settings.rate_limit_burst)
         self._strikes = 0
-        self._last_rate_error = -math.inf
         self._out: asyncio.Queue[str | _Close] = asyncio.Queue()
         #: Characters of text waiting in ``_out`` (about its bytes: frames are mostly ASCII).
         self._queued_chars = 0
@@ -389,7 +386,7 @@ class Session:
             elif self._allowed(received_at):
                 self._error(ErrorCode.binary_frame, "binary frames are refused; send JSON text")
             else:
-                self._strike(received_at, "binary frame")
+                self._strike("binary frame")
             return None
         # Characters are at most 4 bytes: encode only when the text could be over the limit.
         size = len(text)
@@ -405,7 +402,7 @@ class Session:
             if allowed:
                 self._error(e.code, e.message)
             else:
-                self._strike(received_at, "message")
+                self._strike("message")
             return None
         if isinstance(message, MakeMove) and self.phase is Phase.LOGGED_IN:
             try:
@@ -414,13 +411,13 @@ class Session:
                 if allowed:
                     self.send(e.to_message())
                 else:
-                    self._strike(received_at, "move", e.match_id)
+                    self._strike("move", e.match_id)
                 return None
             if allowed:
                 self._bucket.refund()
             return None
         if not allowed:
-            self._strike(received_at, message.type, getattr(message, "match_id", None))
+            self._strike(message.type, getattr(message, "match_id", None))
             return None
         return message
 
@@ -432,14 +429,13 @@ class Session:
             self._strikes = 0
         return self._bucket.take(now)
 
-    def _strike(self, now: float, dropped: str, match_id: str | None = None) -> None:
+    def _strike(self, dropped: str, match_id: str | None = None) -> None:
         self._strikes += 1
         if self._strikes > self._bucket.burst:
             self._fatal(ErrorCode.rate_limited, "too many messages; closing the connection")
             return
-        if now - self._last_rate_error < RATE_LIMITED_EVERY_S:
-            return  # the bot has just been told; a flood gets no echo per frame
-        self._last_rate_error = now
+        # Every dropped message is answered (a bot can resend exactly what was lost): a flood
+        # gets at most a burst of these small answers before the fatal one.
         wait_ms = self._bucket.wait_ms()
         self.send(
             ErrorMessage(

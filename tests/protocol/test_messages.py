@@ -181,7 +181,11 @@ BAD_CLIENT: list[tuple[str, dict[str, Any], str, tuple[Any, ...]]] = [
     ),
     (
         "join bank over the maximum",
-        {"type": "join", "game": "g", "time_control": {"move_ms": 100, "bank_ms": m.MAX_BANK_MS + 1}},
+        {
+            "type": "join",
+            "game": "g",
+            "time_control": {"move_ms": 100, "bank_ms": m.MAX_BANK_MS + 1},
+        },
         "less_than_equal",
         ("join", "time_control", "bank_ms"),
     ),

@@ -1,0 +1,117 @@
+"""``arena serve`` in a subprocess, as an instructor runs it: its log, its memory, its signals.
+
+The in-process live server (tests/conftest.py) shares the test's memory and logging; tests about
+what the server process holds (RSS) or prints (tracebacks) need a process of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ADMIN_TOKEN = "hostile-test-admin-token"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ServerProcess:
+    proc: subprocess.Popen[str]
+    port: int
+    lines: list[str] = field(default_factory=list)
+    pump: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    @property
+    def log(self) -> str:
+        return "".join(self.lines)
+
+    def rss_kib(self) -> int:
+        """The server's resident memory now (Linux /proc)."""
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        line = next(x for x in status.splitlines() if x.startswith("VmRSS:"))
+        return int(line.split()[1])
+
+    def create_bot(self, name: str) -> str:
+        response = httpx.post(
+            f"{self.url}/api/bots",
+            json={"name": name},
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+            timeout=10,
+        )
+        assert response.status_code == 201, response.text
+        return str(response.json()["token"])
+
+    def stop(self) -> int:
+        """SIGTERM, as `docker stop` sends; the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        if self.pump is not None:
+            self.pump.join(timeout=10)  # the whole log is read
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        return int(self.proc.returncode)
+
+
+def start_server_process(db: Path, **settings: str) -> ServerProcess:
+    """Run `arena serve` on a free port with ``ARENA_<NAME>`` settings; returns once it serves."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env.update({f"ARENA_{k.upper()}": v for k, v in settings.items()})
+    env["ARENA_ADMIN_TOKEN"] = ADMIN_TOKEN
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-c", "from server.cli import main; main()", "serve"),
+            *("--host", "127.0.0.1", "--port", str(port), "--db", str(db)),
+        ],
+        cwd=db.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    server = ServerProcess(proc, port)
+    assert proc.stdout is not None
+    stdout = proc.stdout
+
+    def pump() -> None:  # keep the pipe drained, and the log for the test
+        for line in stdout:
+            server.lines.append(line)
+
+    server.pump = threading.Thread(target=pump, daemon=True, name=f"arena-serve-{port}-log")
+    server.pump.start()
+    deadline = time.monotonic() + 30
+    while True:
+        assert proc.poll() is None, f"arena serve exited:\n{server.log}"
+        try:
+            if httpx.get(f"{server.url}/api/health", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, f"arena serve did not come up:\n{server.log}"
+        time.sleep(0.05)
