@@ -63,6 +63,28 @@ def test_bots_default_to_arena_db_in_the_working_directory(
     assert "carol" in runner.invoke(app, ["bots", "list"]).stdout
 
 
+def _commands(group: Any, path: list[str]) -> list[list[str]]:
+    found = [path]
+    for name, command in getattr(group, "commands", {}).items():
+        found += _commands(command, [*path, name])
+    return found
+
+
+def test_every_help_shows_flags_as_flags() -> None:
+    import typer
+
+    root = typer.main.get_command(app)
+    commands = _commands(root, [])
+    assert ["bots", "create"] in commands and ["analyze"] in commands
+    for command in commands:
+        result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "160"})
+        assert result.exit_code == 0, result.output
+        assert "<bool>" not in result.stdout, (command, result.stdout)
+        assert "--help " in result.stdout
+    analyze_help = runner.invoke(app, ["analyze", "--help"], env={"COLUMNS": "160"}).stdout
+    assert any(line.split()[1:3] == ["--trace", "Also"] for line in analyze_help.splitlines())
+
+
 def test_replay_prints_every_board(live_server: Any, store_match: Any) -> None:
     async def write() -> Any:
         db = Database(live_server.db_url)
