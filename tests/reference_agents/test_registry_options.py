@@ -72,6 +72,7 @@ def test_the_registry_docstring_examples_run() -> None:
     [
         ["play", "tic_tac_toe", "alphabeta:depth=abc", "random"],
         ["analyze", "tic_tac_toe", "--agent", "alphabeta:depth=abc"],
+        ["agent", "tic_tac_toe", "alphabeta:depth=abc", "--token", "t"],
     ],
 )
 def test_every_command_reports_a_bad_option_in_one_line(command: list[str]) -> None:
