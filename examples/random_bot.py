@@ -1,4 +1,4 @@
-"""A bot that plays random legal moves: python examples/random_bot.py URL TOKEN GAME [GAMES]"""
+"""Plays random legal moves. Usage: python random_bot.py ws://HOST:PORT/ws TOKEN GAME [GAMES]"""
 
 import logging
 import random
@@ -14,6 +14,6 @@ def choose(state, legal_moves, clock):
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    url, token, game, *rest = sys.argv[1:]
+    url, token, game, *rest = sys.argv[1:] if len(sys.argv) >= 4 else sys.exit(__doc__)
     for end in run_bot(url, token, choose, game=game, games=int(rest[0]) if rest else 1):
         print(end.match_id, end.termination.value, end.payoffs)

@@ -2,7 +2,8 @@
 
 A bot author writes ``choose(state, legal_moves, clock) -> move``; everything else (the handshake,
 dispatch on ``type``, several matches at once, heartbeats, reconnecting with backoff and resync,
-the lobby and challenges) is done here, as lichess-bot does for lichess::
+the lobby and challenges, recovering from refused or dropped requests) is done here, as
+lichess-bot does for lichess::
 
     import random
     from protocol.client import run_bot
@@ -17,6 +18,10 @@ search with ``state.actions()`` / ``state.result(move)``; ``legal_moves`` are no
 ``clock`` says how much time is left (see :class:`Clock`). ``choose`` may return a notation string,
 a move object of the game (formatted with ``game.format_move``), or ``(move, info)`` with ``info``
 a :class:`~protocol.messages.MoveInfo`, a dict of its fields, or a reference agent's SearchInfo.
+
+When ``choose`` raises or returns something that is not a legal move, the kit resigns that match
+and ``run()`` raises the error (``on_choose_error="raise"``, the default), so a broken bot never
+looks like a working one; ``on_choose_error="random"`` plays a random legal move instead, loudly.
 
 Instead of ``choose`` a reference agent can play (``agent=reference_agents.make(...)``, or any
 object with ``.choose(state, time_limit) -> (move, info)``, or a factory ``game -> agent`` so that
@@ -35,17 +40,17 @@ import logging
 import math
 import random
 import time
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import websockets
 from pydantic import BaseModel, ValidationError
 from websockets.asyncio.client import ClientConnection
 
-import games
-from games import Game, State
+from protocol._shadowing import check_not_shadowed
 from protocol.errors import ErrorCode
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -59,6 +64,7 @@ from protocol.messages import (
     ForcedMove,
     Hello,
     JoinLobby,
+    LeaveLobby,
     LobbyJoined,
     LobbyLeft,
     MakeMove,
@@ -75,11 +81,20 @@ from protocol.messages import (
     server_message_adapter,
 )
 
+# A student's games.py next to the bot would be imported instead of Ply Arena's games package:
+# say which file to rename before the import below fails in a baffling way.
+check_not_shadowed("games")
+
+import games  # noqa: E402
+from games import Game, State  # noqa: E402
+
 __all__ = [
     "BotClient",
     "BotError",
+    "ChooseError",
     "Clock",
     "MatchView",
+    "check_url",
     "run_bot",
 ]
 
@@ -95,13 +110,49 @@ FATAL_CODES = frozenset(
     }
 )
 
+#: The key of the lobby or challenge request in BotClient._unanswered.
+_REQUEST = ("request", "")
+#: After a rate_limited, requests for matches go out at most this often for the rest of the
+#: connection (the server allows about 20 messages per second, docs/protocol.md).
+PACED_GAP_S = 0.06
+#: Accepts, declines and resigns are sent again at most this many times when unanswered.
+MAX_RESENDS = 3
+#: How long the kit waits for the match_end of the matches it resigned before it stops anyway.
+RESIGN_WAIT_S = 5.0
+
 
 class BotError(RuntimeError):
-    """The server refused this bot for good (bad token, disabled, wrong version, replaced)."""
+    """The server refused this bot or its request for good (bad token, disabled, wrong version,
+    replaced, unknown game, bad time control, challenge declined)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
+
+
+class ChooseError(ValueError):
+    """``choose`` (or the agent) returned something that is not a legal move."""
+
+    def __init__(self, message: str, *, returned: Any, legal_moves: list[str]) -> None:
+        super().__init__(message)
+        self.returned = returned
+        self.legal_moves = legal_moves
+
+
+def check_url(url: str) -> str:
+    """``url`` if it is a WebSocket address (``ws://HOST:PORT/ws``), else ValueError saying so."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        ok = parts.scheme in ("ws", "wss") and bool(parts.hostname)
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"{url!r} is not a WebSocket URL: use ws://HOST:PORT/ws, e.g. ws://127.0.0.1:8000/ws "
+            "(wss:// behind a TLS proxy)"
+        )
+    return url
 
 
 @dataclass(frozen=True)
@@ -138,6 +189,8 @@ class Clock:
 
 ChooseResult = Any  # str | Move | tuple[str | Move, MoveInfo | dict | SearchInfo | None]
 ChooseFn = Callable[[State, list[str], Clock], ChooseResult]
+#: accept_challenges: False (decline all), True (accept all), bot names, or a predicate.
+AcceptPolicy = bool | Iterable[str] | Callable[[ChallengeReceived], bool]
 
 
 class AgentLike(Protocol):
@@ -157,10 +210,23 @@ class MatchView:
     #: The search running for the latest turn, and the move sent for a ply (resent on resync).
     thinking: asyncio.Task[None] | None = None
     sent: dict[int, MakeMove] = field(default_factory=dict)
+    #: Moves played at random because choose() failed (on_choose_error="random").
+    fallbacks: int = 0
 
     @property
     def match_id(self) -> str:
         return self.start.match_id
+
+
+@dataclass
+class _Unanswered:
+    """A message sent that the kit will send again if its answer does not come."""
+
+    message: BaseModel
+    sent_at: float
+    attempts: int = 1
+    #: After a rate_limited: send it again at this time (else after request_timeout_s).
+    resend_at: float | None = None
 
 
 def _safety_ms(move_ms: int) -> int:
@@ -206,11 +272,43 @@ def _split_result(result: Any) -> tuple[Any, Any]:
     return result, None
 
 
+def _legal_text(game: Game, state: State, move: Any, turn: Turn, who: str) -> str:
+    """The notation of ``move`` if it is one of the turn's legal moves, else ChooseError."""
+    legal = turn.legal_moves
+    if isinstance(move, str) and move in legal:
+        return move
+    try:
+        # Another spelling of a legal move ("B2", " 4 "), or a move object of the game.
+        parsed = game.parse_move(state, move.strip()) if isinstance(move, str) else move
+        text = game.format_move(state, parsed)
+    except Exception:
+        text = None
+    if text is not None and text in legal:
+        return text
+    shown = ", ".join(legal[:40]) + (f", ... ({len(legal)} in all)" if len(legal) > 40 else "")
+    hint = " (did you forget to return the move?)" if move is None else ""
+    raise ChooseError(
+        f"{who} returned {move!r}{hint}, which is not a legal move in match {turn.match_id} at "
+        f"ply {turn.ply}; legal moves: {shown}",
+        returned=move,
+        legal_moves=list(legal),
+    )
+
+
+def _accept_policy(accept: AcceptPolicy) -> bool | frozenset[str] | Callable[..., bool]:
+    if isinstance(accept, bool) or callable(accept):
+        return accept
+    if isinstance(accept, str):
+        return frozenset({accept})  # one name, not its letters
+    return frozenset(accept)
+
+
 class BotClient:
     """An async bot connection. ``await BotClient(...).run()`` plays until ``games`` have ended.
 
     Parameters:
-        url: the server's WebSocket address, e.g. ``ws://127.0.0.1:8000/ws``.
+        url: the server's WebSocket address, e.g. ``ws://127.0.0.1:8000/ws`` (ValueError for
+            anything else, e.g. an ``http://`` URL).
         token: the bot's token from ``arena bots create``.
         choose: ``choose(state, legal_moves, clock) -> move`` (or pass ``agent``).
         agent: a reference agent, or a factory ``game -> agent`` called once per match.
@@ -218,13 +316,24 @@ class BotClient:
         games: how many matches to play before returning (0: play forever).
         concurrent: how many matches to play at once (joins the lobby again while below it).
         challenge: names of bots to challenge instead of joining the lobby.
-        accept_challenges: accept every challenge received (else decline them).
+        accept_challenges: which challenges to accept: False (the default) declines them all,
+            True accepts any, a list of bot names accepts those bots', a function
+            ``f(challenge_received) -> bool`` decides each one. Whatever it says, a challenge is
+            declined while the bot already plays ``concurrent`` matches or has played ``games``.
+        min_move_ms: decline challenges whose time control gives less than this per move.
+        on_choose_error: what to do when ``choose`` raises or returns something that is not a legal
+            move: ``"raise"`` (resign that match and every other one running, then make
+            ``run()`` raise the error) or ``"random"`` (log it loudly, play a random legal move,
+            count it in ``fallbacks``).
         time_control / policy: asked for when joining or challenging (None: server defaults).
-        reconnect: reconnect with exponential backoff when the connection drops.
+        reconnect: reconnect with exponential backoff when the connection drops after a login.
         max_retries: give up (ConnectionError) after this many failed reconnections in a row
             (None: keep trying; a welcome resets the count).
-        first_connect_retries: give up after this many retries if the bot never logged in
-            (a wrong URL should fail fast, not retry forever).
+        first_connect_retries: how many times to retry before the first login when the server
+            cannot be reached (a wrong address should fail at once, so 0). An address that
+            answers but not with a WebSocket handshake is never retried.
+        request_timeout_s: send a lobby join, challenge, accept, decline or resign again when
+            its answer has not come within this time (a rate-limited server drops messages).
     """
 
     def __init__(
@@ -238,18 +347,26 @@ class BotClient:
         games: int = 1,
         concurrent: int = 1,
         challenge: list[str] | None = None,
-        accept_challenges: bool = True,
+        accept_challenges: AcceptPolicy = False,
+        min_move_ms: int = 0,
+        on_choose_error: Literal["raise", "random"] = "raise",
         time_control: TimeControl | None = None,
         policy: Policy = Policy.forfeit,
         client_name: str = "ply-arena-kit",
         reconnect: bool = True,
         max_backoff_s: float = 30.0,
         max_retries: int | None = None,
-        first_connect_retries: int = 3,
+        first_connect_retries: int = 0,
+        request_timeout_s: float = 5.0,
         executor: ThreadPoolExecutor | None = None,
     ) -> None:
         if (choose is None) == (agent is None):
             raise ValueError("pass exactly one of choose= or agent=")
+        if on_choose_error not in ("raise", "random"):
+            raise ValueError(
+                f"on_choose_error must be 'raise' or 'random', not {on_choose_error!r}"
+            )
+        check_url(url)
         self.url = url
         self.token = token
         self.choose_fn = choose
@@ -258,7 +375,15 @@ class BotClient:
         self.games = games
         self.concurrent = max(1, concurrent)
         self.opponents = list(challenge or [])
-        self.accept_challenges = accept_challenges
+        self.accept_challenges = _accept_policy(accept_challenges)
+        if game is None and self.accept_challenges is False:
+            raise ValueError(
+                "without game= the bot only plays the challenges it accepts, and it declines "
+                "them all: pass game=... to join a lobby, or accept_challenges=True (or a list "
+                "of bot names)"
+            )
+        self.min_move_ms = min_move_ms
+        self.on_choose_error = on_choose_error
         self.time_control = time_control
         self.policy = policy
         self.client_name = client_name
@@ -266,6 +391,7 @@ class BotClient:
         self.max_backoff_s = max_backoff_s
         self.max_retries = max_retries
         self.first_connect_retries = first_connect_retries
+        self.request_timeout_s = request_timeout_s
         self.executor = executor
 
         self.bot_name: str | None = None
@@ -274,45 +400,84 @@ class BotClient:
         self.results: list[MatchEnd] = []
         #: Matches that ended while we were away (no match_end was received for them).
         self.lost_track: list[str] = []
+        #: For every match that ended: how many of our moves were random fallbacks.
+        self.fallbacks: dict[str, int] = {}
         self.started = 0
         self._ws: ClientConnection | None = None
-        self._asking = False  # in a lobby queue or with a challenge pending
         self._ping_ids = itertools.count(1)
         self._last_heard = time.monotonic()
         self._done = asyncio.Event()
+        self._wake = asyncio.Event()
         self._fatal: BotError | None = None
+        #: Why the kit is stopping: run() raises it once the running matches are over.
+        self._failure: BaseException | None = None
         self._closing: asyncio.Future[None] | None = None
-        self._retry: asyncio.Task[None] | None = None
+        self._give_up: asyncio.TimerHandle | None = None
         self._attempt = 0  # reconnection attempts since the last welcome
         #: Seconds between challenges while the challenged bot is not connected.
         self.retry_s = 2.0
+        #: Sent and not answered yet, by key: the lobby join or challenge (_REQUEST), and
+        #: ("accept" | "decline", challenge_id), ("resign", match_id).
+        self._unanswered: dict[tuple[str, str], _Unanswered] = {}
+        self._accepting: dict[str, str] = {}  # challenge_id -> challenger, for our accepts
+        #: In a lobby queue, or with a challenge pending (answered or not).
+        self._seeking = False
+        self._challenge_id: str | None = None
+        self._leaving = 0  # leaves sent whose `left` has not come yet
+        self._quiet_until = 0.0  # after a rate_limited: send nothing costly before this
+        self._paced = False  # rate-limited on this connection: space requests out
+        self._rate_strikes = 0  # rate_limited errors since a request was last answered
+        self._last_request_at = 0.0
+        self._not_before = 0.0  # no new request before this (a challenged bot is away)
+        self._welcomed = False  # this connection's welcome has come
 
     # --- public API ---------------------------------------------------------------------------
 
     async def run(self) -> list[MatchEnd]:
-        """Connect (and reconnect) until the wanted number of matches have ended."""
+        """Connect (and reconnect) until the wanted number of matches have ended.
+
+        Raises BotError when the server refuses the bot for good, ConnectionError when it cannot
+        be reached, and the error of ``choose`` (see ``on_choose_error``).
+        """
+        last_error: BaseException | None = None
         while not self._done.is_set():
+            opened = False
             try:
                 async with websockets.connect(
                     self.url, max_size=16 * 1024 * 1024, open_timeout=10
                 ) as ws:
+                    opened = True
                     self._ws = ws
                     await self._session(ws)
-            except (OSError, websockets.exceptions.WebSocketException, TimeoutError) as exc:
-                log.warning("connection to %s lost: %r", self.url, exc)
+            except (websockets.exceptions.InvalidHandshake, TimeoutError) as exc:
+                if not opened and self.bot_name is None:
+                    # Something answers there, but not the arena's WebSocket: retrying cannot
+                    # help.
+                    raise ConnectionError(
+                        f"{self.url} did not answer the WebSocket handshake ({exc}): is it the "
+                        "arena's address? It looks like ws://HOST:PORT/ws"
+                    ) from exc
+                last_error = exc
+                self._log_lost(exc)
+            except (OSError, websockets.exceptions.WebSocketException) as exc:
+                last_error = exc
+                self._log_lost(exc)
             finally:
                 self._ws = None
             if self._fatal is not None:
                 raise self._fatal
-            if self._done.is_set():
+            if self._done.is_set() or self._failure is not None:
                 break
             if not self.reconnect:
                 raise ConnectionError(f"disconnected from {self.url}")
             if self.bot_name is None and self._attempt >= self.first_connect_retries:
                 # Never logged in: most likely a wrong URL or no server; say so instead of
                 # retrying forever.
+                attempts = self._attempt + 1
                 raise ConnectionError(
-                    f"could not log in at {self.url} after {self._attempt + 1} attempts"
+                    f"could not log in at {self.url} ({last_error or 'closed before welcome'}; "
+                    f"{attempts} attempt{'s' if attempts > 1 else ''}): is the server running "
+                    "there? The URL looks like ws://HOST:PORT/ws"
                 )
             if self.max_retries is not None and self._attempt >= self.max_retries:
                 raise ConnectionError(
@@ -324,10 +489,27 @@ class BotClient:
             self._attempt += 1
             log.info("reconnecting in %.2f s (attempt %d)", delay, self._attempt)
             await asyncio.sleep(delay)
+        if self._give_up is not None:
+            self._give_up.cancel()
         for view in self.matches.values():
             if view.thinking is not None:
                 view.thinking.cancel()
+        total = sum(self.fallbacks.values())
+        if total:
+            log.error(
+                "choose() failed %d times in %d matches: random moves were played instead",
+                total,
+                sum(1 for n in self.fallbacks.values() if n),
+            )
+        if self._failure is not None:
+            raise self._failure
         return self.results
+
+    def _log_lost(self, exc: BaseException) -> None:
+        if self.bot_name is None:
+            log.info("could not connect to %s: %r", self.url, exc)  # run() says so if final
+        else:
+            log.warning("connection to %s lost: %r", self.url, exc)
 
     async def send(self, message: BaseModel) -> None:
         """Send one message; lost silently if the connection is down (resync redoes moves)."""
@@ -340,9 +522,14 @@ class BotClient:
     def stop(self) -> None:
         """Finish: close the connection and let run() return."""
         self._done.set()
+        self._wake.set()
         if self._ws is not None:
             # Kept so the task is not garbage-collected before the close completes.
             self._closing = asyncio.ensure_future(self._ws.close())
+
+    async def resign(self, match_id: str) -> None:
+        """Give up a match (sent again if the server drops it)."""
+        await self._send_expecting(("resign", match_id), Resign(match_id=match_id))
 
     # --- the connection -----------------------------------------------------------------------
 
@@ -353,8 +540,9 @@ class BotClient:
             ).model_dump_json()
         )
         self._last_heard = time.monotonic()
-        self._asking = False  # a new connection is in no queue
+        self._reset_requests()  # a new connection is in no queue and has no pending challenge
         heartbeat = asyncio.create_task(self._heartbeat(ws))
+        keeper = asyncio.create_task(self._keeper())
         try:
             async for frame in ws:
                 self._last_heard = time.monotonic()
@@ -376,9 +564,10 @@ class BotClient:
                     await ws.close()
                     break
         finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+            for task in (heartbeat, keeper):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def _heartbeat(self, ws: ClientConnection) -> None:
         # Our own pings keep NATs open and detect a dead server: silence for three heartbeats
@@ -402,43 +591,85 @@ class BotClient:
 
     async def on_welcome(self, message: Welcome) -> None:
         self.bot_name = message.bot
+        self._welcomed = True
         self.heartbeat_ms = message.heartbeat_ms
         self._attempt = 0
+        if message.bot in self.opponents:
+            self._fatal = BotError("unknown_bot", f"{message.bot} cannot challenge itself")
+            return
         running = set(message.matches)
         # Matches we were playing that the server no longer lists ended while we were away.
         for match_id in list(self.matches):
             if match_id not in running:
-                view = self.matches.pop(match_id)
-                if view.thinking is not None:
-                    view.thinking.cancel()
-                self.lost_track.append(match_id)
-                log.warning("match %s ended while disconnected", match_id)
+                self._forget(match_id, "it ended while we were disconnected")
+        # A resign that may not have reached the server before the connection dropped.
+        for key, item in list(self._unanswered.items()):
+            if key[0] == "resign" and key[1] in running:
+                await self.send(item.message)
         log.info("logged in as %s; running matches: %s", message.bot, sorted(running) or "none")
         self._check_done()
         await self._ask_for_matches()
 
     async def on_joined(self, message: LobbyJoined) -> None:
+        self._answered(_REQUEST)
+        if self._wanted() == 0 or self._failure is not None:
+            # A join answered after the kit stopped wanting a match (sent twice because its
+            # answer was slow, or overtaken by a match): leave the queue again.
+            self._leaving += 1
+            await self.send(LeaveLobby(game=message.game))
+            return
+        self._seeking = True
         log.info("waiting in the %s lobby (%d waiting)", message.game, message.waiting)
 
     async def on_left(self, message: LobbyLeft) -> None:
-        self._asking = False
+        if self._leaving:
+            self._leaving -= 1  # the answer to a leave of ours (see on_joined)
+            return
+        self._seeking = False
+        self._wake.set()
 
     async def on_challenge_sent(self, message: ChallengeSent) -> None:
+        self._answered(_REQUEST)
+        self._challenge_id = message.challenge_id
         log.info("challenge %s sent", message.challenge_id)
 
     async def on_challenge_declined(self, message: ChallengeDeclined) -> None:
-        log.warning("challenge %s declined by %s", message.challenge_id, message.by)
-        self._asking = False
-        # Asking again at once would pester the opponent; a declined challenge ends the run.
-        if not self.matches:
-            self.stop()
+        self._unanswered.pop(("accept", message.challenge_id), None)
+        if self._unanswered.pop(("decline", message.challenge_id), None) is not None:
+            return  # the answer to our own decline
+        if message.challenge_id != self._challenge_id:
+            return
+        self._challenge_id = None
+        self._seeking = False
+        # Asking again would pester the opponent: a declined challenge ends the run.
+        self._stop_with(
+            BotError(
+                "challenge_declined",
+                f"{message.by} declined the challenge (kit bots decline challenges unless "
+                "started with accept_challenges=True, or `arena agent --accept-challenges`)",
+            )
+        )
 
     async def on_challenge_received(self, message: ChallengeReceived) -> None:
-        if self.accept_challenges:
-            log.info("accepting %s's challenge to %s", message.challenger, message.game)
-            await self.send(AcceptChallenge(challenge_id=message.challenge_id))
+        why_not = self._refusal(message)
+        tc = message.time_control
+        what = (
+            f"{message.challenger}'s challenge to {message.game} "
+            f"({tc.move_ms} ms per move + {tc.bank_ms} ms bank, {message.policy.value})"
+        )
+        if why_not is None:
+            log.info("accepting %s", what)
+            self._accepting[message.challenge_id] = message.challenger
+            await self._send_expecting(
+                ("accept", message.challenge_id),
+                AcceptChallenge(challenge_id=message.challenge_id),
+            )
         else:
-            await self.send(DeclineChallenge(challenge_id=message.challenge_id))
+            log.info("declining %s: %s", what, why_not)
+            await self._send_expecting(
+                ("decline", message.challenge_id),
+                DeclineChallenge(challenge_id=message.challenge_id),
+            )
 
     async def on_match_start(self, message: MatchStart) -> None:
         view = self.matches.get(message.match_id)
@@ -449,7 +680,24 @@ class BotClient:
             start=message, game=game, agent=self._agent_for(game)
         )
         self.started += 1
-        self._asking = False
+        seated = {s.bot for s in message.seats}
+        accepted = [cid for cid, challenger in self._accepting.items() if challenger in seated]
+        for challenge_id in accepted:
+            del self._accepting[challenge_id]
+            self._unanswered.pop(("accept", challenge_id), None)
+        if accepted and not self.opponents:
+            # A challenge we accepted, while the bot may wait in the lobby: stay there only if
+            # it still wants another match.
+            if self._seeking and self._wanted() == 0:
+                self._seeking = False
+                self._answered(_REQUEST)
+                self._leaving += 1
+                await self.send(LeaveLobby(game=self.game_name))
+        elif message.game == self.game_name:
+            # The match our lobby join or challenge asked for.
+            self._answered(_REQUEST)
+            self._seeking = False
+            self._challenge_id = None
         seats = ", ".join(f"{s.seat}:{s.bot}" for s in message.seats)
         log.info(
             "match %s of %s started (%s), we are seat %d",
@@ -458,6 +706,9 @@ class BotClient:
             seats,
             message.your_seat,
         )
+        if self._failure is not None:
+            await self.resign(message.match_id)  # stopping: do not keep the opponent waiting
+            return
         await self._ask_for_matches()
 
     async def on_turn(self, message: Turn) -> None:
@@ -465,6 +716,8 @@ class BotClient:
         if view is None:
             log.warning("turn for unknown match %s", message.match_id)
             return
+        if self._failure is not None:
+            return  # resigned already; the match_end is on its way
         clock = Clock(
             seat=view.start.your_seat,
             clocks_ms=tuple(message.clocks_ms),
@@ -500,15 +753,33 @@ class BotClient:
             return
         if view.thinking is not None:
             view.thinking.cancel()
+        self._unanswered.pop(("resign", message.match_id), None)
         self.results.append(message)
+        self.fallbacks[message.match_id] = view.fallbacks
         seat = view.start.your_seat
-        log.info(
-            "match %s ended (%s): payoff %s",
-            message.match_id,
-            message.termination.value,
-            message.payoffs[seat] if seat < len(message.payoffs) else "?",
-        )
+        payoff = message.payoffs[seat] if seat < len(message.payoffs) else "?"
+        if self.on_choose_error == "random":
+            log_at = logging.ERROR if view.fallbacks else logging.INFO
+            log.log(
+                log_at,
+                "match %s ended (%s): payoff %s; random fallbacks: %d of our moves",
+                message.match_id,
+                message.termination.value,
+                payoff,
+                view.fallbacks,
+            )
+        else:
+            log.info(
+                "match %s ended (%s): payoff %s",
+                message.match_id,
+                message.termination.value,
+                payoff,
+            )
         self.on_result(view, message)
+        if self._failure is not None:
+            if not self.matches:
+                self.stop()
+            return
         self._check_done()
         await self._ask_for_matches()
 
@@ -519,12 +790,31 @@ class BotClient:
             return
         where = f" in match {message.match_id}" if message.match_id else ""
         log.warning("server error %s%s: %s", message.code, where, message.message)
-        if message.code == ErrorCode.unknown_bot and self.opponents and self._asking:
+        if message.fatal:
+            return  # the server closes the connection: the kit reconnects and resyncs
+        code = message.code
+        if code == ErrorCode.rate_limited:
+            self._rate_limited(message.retry_after_ms)
+        elif code in (ErrorCode.unknown_match, ErrorCode.not_in_match):
+            # A match the kit still tracks is over on the server (its match_end was missed).
+            if message.match_id is not None and message.match_id in self.matches:
+                self._forget(message.match_id, f"the server says {code}")
+        elif code == ErrorCode.unknown_bot and self.opponents and self._seeking:
             # The bot we challenge is not connected yet: ask again a little later.
-            self._retry = asyncio.create_task(self._ask_again(self.retry_s))
-        elif message.code in (ErrorCode.unknown_game, ErrorCode.bad_time_control):
+            self._answered(_REQUEST)
+            self._seeking = False
+            self._not_before = time.monotonic() + self.retry_s
+        elif code in (ErrorCode.unknown_game, ErrorCode.bad_time_control) or (
+            code == ErrorCode.invalid_message and _REQUEST in self._unanswered
+        ):
             # Our own request was refused: retrying would only repeat it.
             self._fatal = BotError(message.code, message.message)
+        elif code == ErrorCode.unknown_challenge:
+            # An accept or decline that came too late (or was sent twice): nothing to wait for.
+            for key in [k for k in self._unanswered if k[0] in ("accept", "decline")]:
+                del self._unanswered[key]
+        # Whatever it was, look again at what is unanswered and whether to ask for a match.
+        self._wake.set()
 
     async def on_ping(self, message: Ping) -> None:
         await self.send(Pong(id=message.id))
@@ -545,23 +835,37 @@ class BotClient:
         return self.agent(game)  # a factory: a fresh agent (and tree) per match
 
     async def _play(self, view: MatchView, turn: Turn, clock: Clock) -> None:
-        game = view.game
         loop = asyncio.get_running_loop()
         try:
-            state = game.state_from_json(turn.position)
+            state = view.game.state_from_json(turn.position)
             text, info = await loop.run_in_executor(
-                self.executor, self._decide, view, game, state, turn, clock
+                self.executor, self._decide, view, state, turn, clock
             )
         except asyncio.CancelledError:
             raise
-        except Exception:
-            # A crashing bot should not lose on time: log loudly and play something legal.
-            log.exception(
-                "choose() failed in match %s ply %d; playing a random legal move",
-                view.match_id,
-                turn.ply,
-            )
-            text, info = random.choice(turn.legal_moves), MoveInfo(comment="choose() failed")
+        except Exception as exc:
+            if self.on_choose_error != "random":
+                await self._fail(view, turn, exc)
+                return
+            view.fallbacks += 1
+            if isinstance(exc, ChooseError):
+                log.error(
+                    "%s. Playing a random legal move instead (fallback %d in this match)",
+                    exc,
+                    view.fallbacks,
+                )
+            else:
+                log.error(
+                    "%s raised in match %s at ply %d. Playing a random legal move instead "
+                    "(fallback %d in this match)",
+                    self._who(),
+                    view.match_id,
+                    turn.ply,
+                    view.fallbacks,
+                    exc_info=exc,
+                )
+            text = random.choice(turn.legal_moves)
+            info = MoveInfo(comment=f"random fallback: {self._who()} failed")
         move = MakeMove(match_id=turn.match_id, ply=turn.ply, move=text, info=info)
         view.sent[turn.ply] = move
         # Only the latest ply matters when a resync reaches back; old entries can go.
@@ -570,9 +874,10 @@ class BotClient:
         await self.send(move)
 
     def _decide(
-        self, view: MatchView, game: Game, state: State, turn: Turn, clock: Clock
+        self, view: MatchView, state: State, turn: Turn, clock: Clock
     ) -> tuple[str, MoveInfo | None]:
         """Runs in a worker thread: the bot's decision as (notation, info)."""
+        game = view.game
         if view.agent is not None:
             budget_ms = min(clock.move_ms, clock.deadline_ms) - _safety_ms(clock.move_ms)
             budget_ms -= clock.elapsed_ms()
@@ -581,10 +886,75 @@ class BotClient:
             assert self.choose_fn is not None
             result = self.choose_fn(state, list(turn.legal_moves), clock)
         move, info = _split_result(result)
-        text = move if isinstance(move, str) else game.format_move(state, move)
+        text = _legal_text(game, state, move, turn, self._who())
         return text, _to_move_info(info, game, state)
 
+    def _who(self) -> str:
+        return "the agent's choose()" if self.agent is not None else "choose()"
+
+    async def _fail(self, view: MatchView, turn: Turn, error: Exception) -> None:
+        """on_choose_error="raise": resign, stop, and let run() raise ``error``."""
+        if self._failure is None:
+            if not isinstance(error, ChooseError):
+                error.add_note(
+                    f"(Ply Arena bot kit: {self._who()} raised this in match {view.match_id} "
+                    f"at ply {turn.ply}; the kit resigned the match and stopped. Pass "
+                    "on_choose_error='random' to play a random legal move instead.)"
+                )
+            log.error(
+                "%s failed in match %s at ply %d: resigning and stopping",
+                self._who(),
+                view.match_id,
+                turn.ply,
+            )
+            self._stop_with(error)
+        # The failing match first; the others would only wait for a bot that is gone.
+        await self.resign(view.match_id)
+        for match_id in list(self.matches):
+            if match_id != view.match_id:
+                await self.resign(match_id)
+
+    def _stop_with(self, error: BaseException) -> None:
+        """Stop once the running matches have ended (at most RESIGN_WAIT_S when resigning);
+        run() then raises ``error``."""
+        if self._failure is None:
+            self._failure = error
+        if not self.matches:
+            self.stop()
+        elif self._give_up is None:
+            self._give_up = asyncio.get_running_loop().call_later(RESIGN_WAIT_S, self.stop)
+
+    def _forget(self, match_id: str, why: str) -> None:
+        """Stop tracking a match that is over without a match_end for us."""
+        view = self.matches.pop(match_id, None)
+        if view is None:
+            return
+        if view.thinking is not None:
+            view.thinking.cancel()
+        self._unanswered.pop(("resign", match_id), None)
+        self.lost_track.append(match_id)
+        log.warning("match %s is over (%s); its result is in GET /api/matches", match_id, why)
+        if self._failure is not None and not self.matches:
+            self.stop()
+        self._check_done()
+        self._wake.set()
+
     # --- asking for matches -------------------------------------------------------------------
+
+    def _reset_requests(self) -> None:
+        """Forget requests: a new connection is in no queue and has no pending challenge (a
+        resign may still matter: its match goes on)."""
+        self._unanswered = {k: v for k, v in self._unanswered.items() if k[0] == "resign"}
+        self._accepting = {}
+        self._seeking = False
+        self._challenge_id = None
+        self._leaving = 0
+        self._quiet_until = 0.0
+        self._paced = False
+        self._rate_strikes = 0
+        self._last_request_at = 0.0
+        self._not_before = 0.0
+        self._welcomed = False
 
     def _wanted(self) -> int:
         """How many more matches to ask for now."""
@@ -592,38 +962,138 @@ class BotClient:
             return 0
         return max(0, self.concurrent - len(self.matches))
 
+    def _refusal(self, message: ChallengeReceived) -> str | None:
+        """Why a challenge is declined (None: accept it)."""
+        accept = self.accept_challenges
+        if self._failure is not None:
+            return "the bot is stopping"
+        if accept is False:
+            return "this bot declines challenges (accept_challenges=False, the default)"
+        if isinstance(accept, frozenset):
+            if message.challenger not in accept:
+                return f"accept_challenges lists only {', '.join(sorted(accept))}"
+        elif callable(accept) and not accept(message):
+            return "the accept_challenges function said no"
+        if message.time_control.move_ms < self.min_move_ms:
+            return f"less than min_move_ms={self.min_move_ms} per move"
+        if self.games and self.started >= self.games:
+            return f"it has played the {self.games} matches it was started for"
+        if len(self.matches) >= self.concurrent:
+            return f"it already plays {len(self.matches)} matches (concurrent={self.concurrent})"
+        return None
+
+    async def _send_expecting(self, key: tuple[str, str], message: BaseModel) -> None:
+        """Send ``message`` and send it again if its answer does not come (see _keeper)."""
+        self._unanswered[key] = _Unanswered(message, time.monotonic())
+        self._wake.set()  # the keeper times the resend
+        await self.send(message)
+
+    def _answered(self, key: tuple[str, str]) -> None:
+        if self._unanswered.pop(key, None) is not None and key == _REQUEST:
+            self._rate_strikes = 0
+
+    def _request_ready_at(self) -> float:
+        """The earliest time a new lobby join or challenge may go out."""
+        ready = max(self._quiet_until, self._not_before)
+        if self._paced:
+            ready = max(ready, self._last_request_at + PACED_GAP_S)
+        return ready
+
     async def _ask_for_matches(self) -> None:
-        if self._asking or self._done.is_set() or self._wanted() == 0:
+        if (
+            self._seeking
+            or self._done.is_set()
+            or self._failure is not None
+            or self._fatal is not None
+            or self._wanted() == 0
+            or self.game_name is None  # only answering challenges
+            or not self._welcomed
+        ):
             return
-        if self.game_name is None:
-            return  # only answering challenges
-        self._asking = True
+        now = time.monotonic()
+        if now < self._request_ready_at():
+            self._wake.set()  # the keeper sends it when the time comes
+            return
+        message: JoinLobby | Challenge
         if self.opponents:
-            await self.send(
-                Challenge(
-                    game=self.game_name,
-                    opponents=self.opponents,
-                    time_control=self.time_control,
-                    policy=self.policy,
-                )
+            message = Challenge(
+                game=self.game_name,
+                opponents=self.opponents,
+                time_control=self.time_control,
+                policy=self.policy,
             )
         else:
-            await self.send(
-                JoinLobby(game=self.game_name, time_control=self.time_control, policy=self.policy)
+            message = JoinLobby(
+                game=self.game_name, time_control=self.time_control, policy=self.policy
             )
+        self._seeking = True
+        self._last_request_at = now
+        await self._send_expecting(_REQUEST, message)
 
-    async def _ask_again(self, delay: float) -> None:
-        await asyncio.sleep(delay)
-        self._asking = False
-        await self._ask_for_matches()
+    def _rate_limited(self, retry_after_ms: int | None) -> None:
+        """The server dropped a message (it does not say which): wait as it says, or back off,
+        then send again whatever is still unanswered; from now on space requests out."""
+        if retry_after_ms is not None:
+            delay = retry_after_ms / 1000
+        else:
+            delay = min(8.0, 0.5 * 2**self._rate_strikes)
+        self._rate_strikes += 1
+        self._paced = True
+        self._quiet_until = max(self._quiet_until, time.monotonic() + delay)
+        for item in self._unanswered.values():
+            item.resend_at = self._quiet_until
+        log.info("rate limited: sending again what is unanswered in %.2f s", delay)
+
+    async def _keeper(self) -> None:
+        """Send again what went unanswered, and ask for matches whenever they are wanted and
+        nothing is pending, whatever happened before: the kit never idles while it wants
+        matches."""
+        while True:
+            self._wake.clear()
+            delay = await self._tend()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), delay)
+
+    async def _tend(self) -> float:
+        """One look by the keeper; returns the seconds until the next one is needed."""
+        if self._done.is_set() or self._fatal is not None or not self._welcomed:
+            return 1.0
+        now = time.monotonic()
+        if now < self._quiet_until:
+            return self._quiet_until - now
+        wait = 1.0
+        for key, item in list(self._unanswered.items()):
+            due = (
+                item.resend_at
+                if item.resend_at is not None
+                else (item.sent_at + self.request_timeout_s)
+            )
+            if now < due:
+                wait = min(wait, due - now)
+                continue
+            if key != _REQUEST and item.attempts > MAX_RESENDS:
+                del self._unanswered[key]  # gone for good (the server would have answered)
+                continue
+            item.attempts += 1
+            item.sent_at, item.resend_at = now, None
+            if key == _REQUEST:
+                self._last_request_at = now
+            log.info("no answer to %s: sending it again", item.message.type)  # type: ignore[attr-defined]
+            await self.send(item.message)
+            wait = min(wait, self.request_timeout_s)
+        if not self._seeking and self._wanted() > 0 and self._failure is None:
+            ready = self._request_ready_at()
+            if now >= ready:
+                await self._ask_for_matches()
+            else:
+                wait = min(wait, ready - now)
+        return max(0.005, wait)
 
     def _check_done(self) -> None:
         finished = len(self.results) + len(self.lost_track)
         if self.games and finished >= self.games and not self.matches:
             self._done.set()
-
-    async def resign(self, match_id: str) -> None:
-        await self.send(Resign(match_id=match_id))
+            self._wake.set()
 
 
 def run_bot(
@@ -638,7 +1108,9 @@ def run_bot(
 ) -> list[MatchEnd]:
     """Play ``games`` matches (0: forever) and return their ``match_end`` messages.
 
-    The blocking entry point; see :class:`BotClient` for the options.
+    The blocking entry point; see :class:`BotClient` for the options. Raises what ``run()``
+    raises: the error of a failing ``choose`` (unless ``on_choose_error="random"``), BotError,
+    ConnectionError.
     """
     client = BotClient(url, token, choose, agent=agent, game=game, games=games, **options)
     return asyncio.run(client.run())

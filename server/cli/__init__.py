@@ -2,15 +2,43 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperCommand, TyperGroup
+from typer.models import DefaultPlaceholder
+
+
+class _FlagsAsFlags:
+    """Boolean flags render as flags in ``--help``: ``--trace``, not ``--trace <bool>``.
+
+    Typer's rich help prints every option's type, flags (``--help`` included) too; a flag's
+    metavar, when set, replaces that type, and a flag takes no value to name.
+    """
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            if getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = ""
+        return params
+
+
+class ArenaCommand(_FlagsAsFlags, TyperCommand):
+    pass
+
+
+class ArenaGroup(_FlagsAsFlags, TyperGroup):
+    pass
+
 
 app = typer.Typer(
     name="arena",
     help="Ply Arena: a competition server for game-playing bots.",
     no_args_is_help=True,
     add_completion=False,
+    cls=ArenaGroup,
 )
-
 
 
 @app.callback()
@@ -23,6 +51,29 @@ from server.cli import agent, analyze, bots, games_cmd, play, replay, serve  # n
 
 for _module in (games_cmd, agent, serve, bots, replay, analyze, play):
     _module.register(app)
+
+
+def _use_arena_classes(typer_app: typer.Typer) -> None:
+    """Every command and group registered so far, whichever module made it, uses the classes
+    above (set here once, so that no command module has to remember it)."""
+    for command in typer_app.registered_commands:
+        if _is_default(command.cls, TyperCommand):
+            command.cls = ArenaCommand
+    for group in typer_app.registered_groups:
+        if _is_default(group.cls, TyperGroup):
+            group.cls = ArenaGroup
+        if group.typer_instance is not None:
+            if _is_default(group.typer_instance.info.cls, TyperGroup):
+                group.typer_instance.info.cls = ArenaGroup
+            _use_arena_classes(group.typer_instance)
+
+
+def _is_default(cls: Any, default: type) -> bool:
+    # typer marks values nobody chose as DefaultPlaceholder, or fills in its own class.
+    return cls is None or cls is default or isinstance(cls, DefaultPlaceholder)
+
+
+_use_arena_classes(app)
 
 
 def main() -> None:

@@ -1,4 +1,10 @@
-"""``arena agent``: a reference agent plays as a remote bot through the bot kit."""
+"""``arena agent GAME AGENT``: a reference agent plays as a remote bot through the bot kit.
+
+    arena agent connect_four alphabeta:depth=6 --url ws://127.0.0.1:8000/ws --token T --games 10
+
+The game comes first and the agent second, as in ``arena play GAME AGENT...`` and
+``arena analyze GAME``.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,31 @@ from typing import Annotated
 import typer
 
 
+def _old_game_option(ctx: typer.Context, value: str | None) -> str | None:
+    # `--game` was how the game used to be given; say what the command looks like now.
+    if value is not None and not ctx.resilient_parsing:
+        typer.echo(
+            f"error: --game is gone: the game is the first argument, as in `arena play`: "
+            f"arena agent {value} AGENT [OPTIONS]",
+            err=True,
+        )
+        raise typer.Exit(2)
+    return value
+
+
 def register(app: typer.Typer) -> None:
     @app.command("agent")
     def agent(
-        spec: str = typer.Argument(
-            ..., help="agent name with options, e.g. alphabeta or 'alphabeta:depth=6'"
-        ),
-        game: str = typer.Option(..., "--game", "-g", help="game to play, e.g. connect_four"),
+        game: Annotated[
+            str, typer.Argument(metavar="GAME", help="Game to play (see `arena games`).")
+        ],
+        spec: Annotated[
+            str,
+            typer.Argument(
+                metavar="AGENT",
+                help="Agent with options: alphabeta, alphabeta:depth=6 (see docs/agents.md).",
+            ),
+        ],
         url: str = typer.Option("ws://127.0.0.1:8000/ws", "--url", help="server WebSocket URL"),
         token: str = typer.Option(
             ..., "--token", envvar="ARENA_BOT_TOKEN", help="the bot's token (or ARENA_BOT_TOKEN)"
@@ -28,6 +52,16 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option("--challenge", help="challenge this bot, not the lobby (repeatable)"),
         ] = None,
+        accept_challenges: bool = typer.Option(
+            False, "--accept-challenges", help="accept challenges from any bot (default: decline)"
+        ),
+        accept_from: Annotated[
+            list[str] | None,
+            typer.Option("--accept-from", help="accept challenges from this bot only (repeatable)"),
+        ] = None,
+        min_move_ms: int = typer.Option(
+            0, "--min-move-ms", help="decline challenges giving less than this per move"
+        ),
         move_ms: int | None = typer.Option(None, "--move-ms", help="ask for this per-move limit"),
         bank_ms: int = typer.Option(0, "--bank-ms", help="with --move-ms: the overage bank"),
         policy: str = typer.Option("forfeit", "--policy", help="forfeit or random_move"),
@@ -35,14 +69,17 @@ def register(app: typer.Typer) -> None:
             None, "--max-retries", help="give up after this many failed reconnections in a row"
         ),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="print only the results"),
+        old_game: str | None = typer.Option(
+            None, "--game", "-g", hidden=True, is_eager=True, callback=_old_game_option
+        ),
     ) -> None:
-        """Play GAME on a server as a remote bot driven by a reference agent."""
+        """Play GAME on a server as a remote bot driven by the reference agent AGENT."""
         import logging
 
         import games
-        from protocol.client import BotError, run_bot
+        from protocol.client import BotError, check_url, run_bot
         from protocol.messages import Policy, TimeControl
-        from reference_agents.registry import make, parse_spec
+        from reference_agents.registry import agent_names, make, parse_spec
 
         logging.basicConfig(
             level=logging.WARNING if quiet else logging.INFO,
@@ -52,12 +89,16 @@ def register(app: typer.Typer) -> None:
             name, options = parse_spec(spec)
             _, extra = parse_spec("x:" + ",".join(option or []))
             options.update(extra)
+            if game not in games.names() and game.partition(":")[0] in agent_names():
+                raise ValueError(f"the game comes first, then the agent: arena agent {spec} {game}")
             the_game = games.get(game)
             make(name, the_game, **options)  # fail now, not at the first match
             tc = TimeControl(move_ms=move_ms, bank_ms=bank_ms) if move_ms else None
             chosen_policy = Policy(policy)
+            check_url(url)
         except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from exc
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
 
         try:
             results = run_bot(
@@ -68,6 +109,8 @@ def register(app: typer.Typer) -> None:
                 games=games_to_play,
                 concurrent=concurrent,
                 challenge=challenge or None,
+                accept_challenges=accept_from or accept_challenges,
+                min_move_ms=min_move_ms,
                 time_control=tc,
                 policy=chosen_policy,
                 client_name=f"arena-agent/{name}",
@@ -75,7 +118,7 @@ def register(app: typer.Typer) -> None:
             )
         except (BotError, ConnectionError) as exc:
             typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from exc
+            raise typer.Exit(1) from None
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
         for end in results:

@@ -1,4 +1,4 @@
-"""`arena agent`: a reference agent plays as a remote bot through the kit."""
+"""`arena agent GAME AGENT`: a reference agent plays as a remote bot through the kit."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import random
 import subprocess
 import sys
 from typing import Any
+
+import pytest
 
 from games import State
 from protocol.client import BotClient, Clock
@@ -23,7 +25,7 @@ async def test_arena_agent_plays_matches(live_server: Any) -> None:
     _, kit_token = live_server.create_bot()
     kit = BotClient(live_server.ws_url, kit_token, random_choose, game="connect_four", games=2)
     proc = await asyncio.create_subprocess_exec(
-        *ARENA, "agent", "alphabeta:depth=2", "--game", "connect_four",
+        *ARENA, "agent", "connect_four", "alphabeta:depth=2",
         "--url", live_server.ws_url, "--token", token, "--games", "2", "--option", "seed=1",
         "--quiet",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -40,23 +42,45 @@ async def test_arena_agent_plays_matches(live_server: Any) -> None:
         assert agent_moves and all(m["info"] and m["info"]["depth"] >= 1 for m in agent_moves)
 
 
-def test_arena_agent_refuses_bad_specs() -> None:
-    for args, needle in [
-        (["nosuchagent", "--game", "tic_tac_toe"], "unknown agent"),
-        (["random", "--game", "chess"], "unknown game"),
-        (["alphabeta:depth", "--game", "tic_tac_toe"], "expected key=value"),
-    ]:
-        done = subprocess.run(
-            [*ARENA, "agent", *args, "--token", "t", "--url", "ws://127.0.0.1:9/ws"],
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
-        assert done.returncode == 2, done.stderr
-        assert needle in done.stderr
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["tic_tac_toe", "nosuchagent"], "unknown agent"),
+        (["chess", "random"], "unknown game"),
+        (["tic_tac_toe", "alphabeta:depth"], "expected key=value"),
+        (
+            ["tic_tac_toe", "alphabeta:depth=abc"],
+            "error: alphabeta option depth=abc: expected an integer; options: depth (int), "
+            "move_time (float), seed (int), order (bool), tt (bool), solver (bool)",
+        ),
+        (
+            ["tic_tac_toe", "alphabeta:depht=3"],
+            "alphabeta does not take depht=3 (did you mean depth?)",
+        ),
+        (["tic_tac_toe", "alphabeta:order=maybe"], "order=maybe: expected true or false"),
+        (["tic_tac_toe", "mcts", "-o", "c=high"], "mcts option c=high: expected a number"),
+        (["tic_tac_toe", "random", "--url", "http://127.0.0.1:8000/ws"], "use ws://HOST:PORT/ws"),
+        # The old order (`arena agent AGENT --game GAME`) and a swapped one say what to type.
+        (
+            ["alphabeta", "--game", "connect_four"],
+            "error: --game is gone: the game is the first argument, as in `arena play`: "
+            "arena agent connect_four AGENT [OPTIONS]",
+        ),
+        (["alphabeta:depth=3", "connect_four"], "arena agent connect_four alphabeta:depth=3"),
+    ],
+)
+def test_arena_agent_refuses_bad_arguments_in_one_line(args: list[str], needle: str) -> None:
+    done = subprocess.run(
+        [*ARENA, "agent", *args, "--token", "t"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert needle in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
 
 
 def test_arena_agent_reports_a_bad_token(live_server: Any) -> None:
     done = subprocess.run(
-        [*ARENA, "agent", "random", "--game", "tic_tac_toe", "--url", live_server.ws_url,
+        [*ARENA, "agent", "tic_tac_toe", "random", "--url", live_server.ws_url,
          "--token", "wrong", "--quiet"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -64,16 +88,28 @@ def test_arena_agent_reports_a_bad_token(live_server: Any) -> None:
     assert "bad_token" in done.stderr
 
 
-def test_arena_agent_gives_up_on_an_unreachable_server() -> None:
+def test_arena_agent_gives_up_at_once_on_an_unreachable_server() -> None:
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     done = subprocess.run(
-        [*ARENA, "agent", "random", "--game", "tic_tac_toe", "--url", f"ws://127.0.0.1:{port}/ws",
+        [*ARENA, "agent", "tic_tac_toe", "random", "--url", f"ws://127.0.0.1:{port}/ws",
          "--token", "t", "--quiet"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 1
-    assert "could not log in" in done.stderr
+    assert done.stderr.startswith(f"error: could not log in at ws://127.0.0.1:{port}/ws")
+    assert "1 attempt)" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_arena_agent_fails_at_once_when_the_url_is_no_websocket(live_server: Any) -> None:
+    done = subprocess.run(
+        [*ARENA, "agent", "tic_tac_toe", "random", "--url", f"{live_server.ws_url}/nope",
+         "--token", "t", "--quiet"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "did not answer the WebSocket handshake" in done.stderr
+    assert "ws://HOST:PORT/ws" in done.stderr and done.stderr.count("\n") == 1, done.stderr

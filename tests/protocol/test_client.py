@@ -134,7 +134,7 @@ async def test_challenge_and_accept(live_server: Any) -> None:
         live_server.ws_url, token_a, random_choose, game=GAME, games=2, challenge=[name_b]
     )
     a.retry_s = 0.2
-    b = BotClient(live_server.ws_url, token_b, random_choose, games=2)
+    b = BotClient(live_server.ws_url, token_b, random_choose, games=2, accept_challenges=True)
     task_a = asyncio.create_task(a.run())
     await asyncio.sleep(0.5)  # a's first challenges find nobody connected: it retries
     results_b = await asyncio.wait_for(b.run(), 30)
@@ -205,21 +205,6 @@ async def test_pings_are_answered_while_choose_blocks(start_server: Any) -> None
     assert rtts and all(r is not None and r < 100 for r in rtts)
 
 
-async def test_a_failing_choose_still_plays_a_legal_move(live_server: Any) -> None:
-    _, token_a = live_server.create_bot()
-    _, token_b = live_server.create_bot()
-
-    def broken(state: State, legal_moves: list[str], clock: Clock) -> str:
-        raise RuntimeError("student bug")
-
-    a = BotClient(live_server.ws_url, token_a, broken, game=GAME, games=1)
-    b = BotClient(live_server.ws_url, token_b, random_choose, game=GAME, games=1)
-    (end,), _ = await asyncio.wait_for(asyncio.gather(a.run(), b.run()), 30)
-    assert end.termination.value == "normal"
-    moves = record(live_server, end.match_id)["moves"]
-    assert any(m["info"] == {"comment": "choose() failed"} for m in moves)
-
-
 async def test_results_hook_and_match_views(live_server: Any) -> None:
     _, token_a = live_server.create_bot()
     _, token_b = live_server.create_bot()
@@ -278,10 +263,52 @@ async def test_reconnects_with_exponential_backoff() -> None:
 
 
 async def test_a_wrong_url_fails_fast() -> None:
+    # Nothing listens there: no retry by default, and the error says what a URL looks like.
     client = BotClient(_closed_port_url(), "t", random_choose, game=GAME, max_backoff_s=0.2)
-    with pytest.raises(ConnectionError, match="could not log in"):
+    with pytest.raises(ConnectionError, match="could not log in") as caught:
         await asyncio.wait_for(client.run(), 10.0)
-    assert client._attempt == client.first_connect_retries
+    assert client._attempt == 0 and "1 attempt)" in str(caught.value)
+    assert "ws://HOST:PORT/ws" in str(caught.value)
+
+    retrying = BotClient(
+        _closed_port_url(), "t", random_choose, game=GAME, max_backoff_s=0.2,
+        first_connect_retries=2,
+    )  # fmt: skip
+    with pytest.raises(ConnectionError, match="3 attempts"):
+        await asyncio.wait_for(retrying.run(), 10.0)
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:8000/ws", "127.0.0.1:8000", "ws://", "wss://host:port/ws", ""]
+)
+def test_a_url_that_is_not_a_websocket_url_is_refused_at_once(url: str) -> None:
+    with pytest.raises(ValueError, match="use ws://HOST:PORT/ws"):
+        BotClient(url, "t", random_choose, game=GAME)
+
+
+async def test_an_address_that_does_not_answer_the_handshake_fails_at_once(
+    live_server: Any,
+) -> None:
+    # The arena's HTTP port, but not its WebSocket path: the server answers, not with a
+    # WebSocket. Retrying cannot help, whatever first_connect_retries says.
+    wrong_path = live_server.ws_url.removesuffix("/ws") + "/api/health"
+    client = BotClient(wrong_path, "t", random_choose, game=GAME, first_connect_retries=5)
+    with pytest.raises(ConnectionError, match="did not answer the WebSocket handshake"):
+        await asyncio.wait_for(client.run(), 10.0)
+    assert client._attempt == 0
+
+    # A TCP service that is no HTTP server at all.
+    async def not_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"SSH-2.0-OpenSSH_9.6\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(not_http, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        client = BotClient(f"ws://127.0.0.1:{port}/ws", "t", random_choose, game=GAME)
+        with pytest.raises(ConnectionError, match="did not answer the WebSocket handshake"):
+            await asyncio.wait_for(client.run(), 10.0)
 
 
 async def test_max_retries_gives_up() -> None:

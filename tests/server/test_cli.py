@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import signal
 import socket
@@ -26,7 +27,7 @@ runner = CliRunner()
 
 def test_bots_create_prints_the_token_once_and_stores_its_hash(tmp_path: Path) -> None:
     db = tmp_path / "cli.db"
-    result = runner.invoke(app, ["bots", "create", "alice", "--db", str(db)])
+    result = runner.invoke(app, ["bots", "create", "alice", "--db", str(db), "--init-db"])
     assert result.exit_code == 0, result.output
     token = result.stdout.strip().splitlines()[-1]
     assert len(token) >= 32
@@ -58,9 +59,77 @@ def test_bots_default_to_arena_db_in_the_working_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ARENA_DB_URL", raising=False)
-    assert runner.invoke(app, ["bots", "create", "carol"]).exit_code == 0
+    created = runner.invoke(app, ["bots", "create", "carol", "--init-db"])
+    assert created.exit_code == 0, created.output
     assert (tmp_path / "arena.db").exists()
-    assert "carol" in runner.invoke(app, ["bots", "list"]).stdout
+    assert created.stderr == (
+        f"database: {tmp_path.resolve() / 'arena.db'} (new, from the default: arena.db in the "
+        "current directory)\n"
+    )
+    listed = runner.invoke(app, ["bots", "list"])
+    assert "carol" in listed.stdout
+    assert listed.stderr.startswith(f"database: {tmp_path.resolve() / 'arena.db'} (from the ")
+
+
+def test_bots_refuse_to_create_a_database_unless_asked(tmp_path: Path, monkeypatch: Any) -> None:
+    # In a directory without the arena's database, a bot written to a new arena.db here would
+    # be refused by the running server: say where it looked and how to point at the right one.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_DB_URL", raising=False)
+    missing = tmp_path.resolve() / "arena.db"
+    for command in (["create", "dave"], ["list"], ["rotate", "dave"]):
+        result = runner.invoke(app, ["bots", *command])
+        assert result.exit_code == 1, result.output
+        assert result.stderr.startswith(f"error: no arena database at {missing} (from the default")
+        assert "--db PATH or ARENA_DB_URL" in result.stderr and "--init-db" in result.stderr
+        assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+    monkeypatch.setenv("ARENA_DB_URL", str(tmp_path / "elsewhere.db"))
+    result = runner.invoke(app, ["bots", "list"])
+    assert result.exit_code == 1
+    assert f"no arena database at {tmp_path.resolve()}/elsewhere.db (from ARENA_DB_URL)" in (
+        result.stderr
+    )
+
+
+def test_bots_use_the_servers_database(live_server: Any) -> None:
+    # The server created its database: the CLI adds a bot to it (no --init-db needed), says
+    # which file it used, and the running server accepts the new bot's token.
+    assert live_server.db_path is not None
+    result = runner.invoke(app, ["bots", "create", "erin", "--db", str(live_server.db_path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"database: {live_server.db_path.resolve()} (from --db)\n"
+    listed = live_server.api("GET", "/api/bots").json()
+    assert "erin" in [b["name"] for b in listed["bots"]]
+    token = result.stdout.strip().splitlines()[-1]
+    from websockets.sync.client import connect
+
+    with connect(live_server.ws_url) as ws:
+        ws.send(json.dumps({"type": "hello", "protocol": 1, "token": token}))
+        assert json.loads(ws.recv(timeout=10))["bot"] == "erin"
+
+
+def _commands(group: Any, path: list[str]) -> list[list[str]]:
+    found = [path]
+    for name, command in getattr(group, "commands", {}).items():
+        found += _commands(command, [*path, name])
+    return found
+
+
+def test_every_help_shows_flags_as_flags() -> None:
+    import typer
+
+    root = typer.main.get_command(app)
+    commands = _commands(root, [])
+    assert ["bots", "create"] in commands and ["analyze"] in commands
+    for command in commands:
+        result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "160"})
+        assert result.exit_code == 0, result.output
+        assert "<bool>" not in result.stdout, (command, result.stdout)
+        assert "--help " in result.stdout
+    analyze_help = runner.invoke(app, ["analyze", "--help"], env={"COLUMNS": "160"}).stdout
+    assert any(line.split()[1:3] == ["--trace", "Also"] for line in analyze_help.splitlines())
 
 
 def test_replay_prints_every_board(live_server: Any, store_match: Any) -> None:

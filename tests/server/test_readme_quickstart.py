@@ -96,7 +96,7 @@ def test_readme_quickstart_two_bots_play_and_the_match_replays(tmp_path: Path) -
         agents: dict[str, tuple[subprocess.Popen[str], IO[str]]] = {}
         for name in ("alice", "bob"):
             agent_err = (tmp_path / f"agent-{name}.err").open("w")
-            command = ["agent", "random", "--game", GAME, "--url", ws_url, "--token", tokens[name]]
+            command = ["agent", GAME, "random", "--url", ws_url, "--token", tokens[name]]
             proc = subprocess.Popen(
                 [_arena(), *command, "--games", "1"],
                 cwd=tmp_path,

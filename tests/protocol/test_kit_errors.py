@@ -1,0 +1,144 @@
+"""A broken ``choose`` must not look like a working bot (real server, real WebSockets).
+
+By default the kit resigns the match and ``run()`` raises the student's error; the random fallback
+is an explicit choice (``on_choose_error="random"``), logged and counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import traceback
+from typing import Any
+
+import pytest
+
+from games import State
+from protocol.client import BotClient, ChooseError, Clock
+
+GAME = "tic_tac_toe"
+
+
+def random_choose(state: State, legal_moves: list[str], clock: Clock) -> str:
+    return random.choice(legal_moves)
+
+
+def stored(server: Any, match_id: str) -> dict[str, Any]:
+    response = server.api("GET", f"/api/matches/{match_id}")
+    assert response.status_code == 200, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+async def play_against(server: Any, client_of: Any) -> tuple[Any, list[Any]]:
+    """``client_of(url, token)`` against a random kit bot for one match: (what the broken bot's
+    run() returned or raised, the opponent's results)."""
+    _, token_a = server.create_bot()
+    _, token_b = server.create_bot()
+    broken = client_of(server.ws_url, token_a)
+    opponent = BotClient(server.ws_url, token_b, random_choose, game=GAME, games=1)
+    outcome, results = await asyncio.wait_for(
+        asyncio.gather(broken.run(), opponent.run(), return_exceptions=True), 30
+    )
+    assert not isinstance(results, BaseException), results
+    return outcome, results
+
+
+async def test_a_raising_choose_resigns_and_run_raises_the_students_error(
+    live_server: Any,
+) -> None:
+    def students_choose(state: State, legal_moves: list[str], clock: Clock) -> str:
+        raise KeyError("student bug")
+
+    def client(url: str, token: str) -> BotClient:
+        return BotClient(url, token, students_choose, game=GAME, games=3)
+
+    outcome, (end,) = await play_against(live_server, client)
+    assert isinstance(outcome, KeyError) and outcome.args == ("student bug",)
+    # The student's own frame is in the traceback, and a note says what the kit did.
+    frames = [f.name for f in traceback.extract_tb(outcome.__traceback__)]
+    assert "students_choose" in frames
+    assert any("resigned the match" in note for note in outcome.__notes__)
+    # The record says what happened: the broken bot resigned, at fault; no other match began.
+    assert end.termination.value == "resign"
+    record = stored(live_server, end.match_id)
+    assert record["termination"] == "resign"
+    assert live_server.api("GET", "/api/matches").json()["total"] == 1
+
+
+@pytest.mark.parametrize(
+    ("returned", "needle"),
+    [
+        ("z9", "returned 'z9', which is not a legal move"),
+        (None, "returned None (did you forget to return the move?)"),
+        (42, "returned 42, which is not a legal move"),
+    ],
+)
+async def test_an_illegal_return_resigns_and_names_the_value_and_the_legal_moves(
+    live_server: Any, returned: Any, needle: str
+) -> None:
+    def client(url: str, token: str) -> BotClient:
+        return BotClient(url, token, lambda state, legal, clock: returned, game=GAME, games=1)
+
+    outcome, (end,) = await play_against(live_server, client)
+    assert isinstance(outcome, ChooseError), outcome
+    assert needle in str(outcome)
+    assert f"legal moves: {', '.join(outcome.legal_moves)}" in str(outcome)
+    assert "a3" in outcome.legal_moves or "b2" in outcome.legal_moves
+    assert end.termination.value == "resign"
+
+
+async def test_another_spelling_of_a_legal_move_is_accepted(live_server: Any) -> None:
+    def shouting(state: State, legal_moves: list[str], clock: Clock) -> str:
+        return random.choice(legal_moves).upper()  # "B2" for "b2": the game parses it
+
+    def client(url: str, token: str) -> BotClient:
+        return BotClient(url, token, shouting, game=GAME, games=1)
+
+    outcome, (end,) = await play_against(live_server, client)
+    assert not isinstance(outcome, BaseException), outcome
+    assert end.termination.value == "normal"
+
+
+async def test_the_random_fallback_is_explicit_loud_and_counted(
+    live_server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    calls = [0]
+
+    def flaky(state: State, legal_moves: list[str], clock: Clock) -> str:
+        calls[0] += 1
+        if calls[0] % 2:
+            raise RuntimeError("flaky student code")
+        return legal_moves[0]
+
+    clients: list[BotClient] = []
+
+    def client(url: str, token: str) -> BotClient:
+        bot = BotClient(url, token, flaky, game=GAME, games=1, on_choose_error="random")
+        clients.append(bot)
+        return bot
+
+    with caplog.at_level(logging.INFO, logger="protocol.client"):
+        outcome, (end,) = await play_against(live_server, client)
+    assert not isinstance(outcome, BaseException), outcome
+    assert end.termination.value == "normal"
+    failed = (calls[0] + 1) // 2
+    assert failed >= 2
+    assert clients[0].fallbacks == {end.match_id: failed}
+    # Each fallback is logged as an error with the student's traceback ...
+    fallbacks = [r for r in caplog.records if "Playing a random legal move instead" in r.message]
+    assert len(fallbacks) == failed
+    assert all(r.levelno == logging.ERROR and r.exc_info for r in fallbacks)
+    # ... the match_end line gives the count, and the record marks the moves.
+    assert any(f"random fallbacks: {failed} of our moves" in r.message for r in caplog.records)
+    infos = [m["info"] for m in stored(live_server, end.match_id)["moves"]]
+    marked = [i for i in infos if i and "random fallback" in i.get("comment", "")]
+    assert len(marked) == failed
+
+
+def test_on_choose_error_is_checked() -> None:
+    with pytest.raises(ValueError, match="on_choose_error must be 'raise' or 'random'"):
+        BotClient(
+            "ws://127.0.0.1:1/ws", "t", random_choose, game=GAME,
+            on_choose_error="ignore",  # type: ignore[arg-type]
+        )  # fmt: skip
