@@ -302,7 +302,7 @@ class Recorder:
                     "the answer is not the root's best in this tree: "
                     + (info.comment or "the search changed it after the last finished iteration")
                 )
-        if self.timed and root is not None:
+        if self.timed and root is not None and self.clock_may_have_cut(info):
             notes.append(
                 "a search under a time limit: recording slows it, so an untraced search may go "
                 "deeper in the same time"
@@ -329,6 +329,11 @@ class Recorder:
         )
         trace.select()
         return trace
+
+    def clock_may_have_cut(self, info: SearchInfo) -> bool:
+        """Whether the time limit, not the agent's own limit, may have ended the search."""
+        depth = getattr(self.agent, "depth", None)
+        return depth is None or info.depth < depth
 
     def kinds(self, root: TraceNode | None) -> dict[str, str]:
         """The legend: the kinds that occur in the tree."""

@@ -90,7 +90,8 @@ class MCTSRecorder(Recorder):
                 if not self.timed:
                     raise stop
                 self.out_of_budget = True  # the next simulation ends the search (see simulate)
-            self.sim = {"simulation": self.sims} if self.sims <= self.view.simulations else None
+            recorded = self.sims <= self.view.simulations
+            self.sim = {"simulation": self.sims, "expansion": None} if recorded else None
             return original(node)
 
         return select
@@ -231,6 +232,10 @@ class MCTSRecorder(Recorder):
         best = agent.most_visited(root)
         tree.data["best"] = None if best is None else self.label(root.state, best.move)
         return tree
+
+    def clock_may_have_cut(self, info: SearchInfo) -> bool:
+        simulations = self.agent.simulations  # type: ignore[attr-defined]
+        return simulations is None or info.nodes < simulations
 
     def root_value(self, root: TraceNode) -> float | None:
         best = next((ch for ch in root.children if ch.move == root.data.get("best")), None)
