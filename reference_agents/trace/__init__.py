@@ -92,7 +92,7 @@ def recorder_for(agent: Agent, state: State, view: View) -> Recorder:
         )
     }
     cls = recorders.get(agent.name)
-    if cls is None or type(agent).__name__ == "RandomAgent":
+    if cls is None:
         raise ValueError(
             f"agent {agent.name!r} has no search tree to trace; traced agents: "
             f"{', '.join(sorted(recorders))}"

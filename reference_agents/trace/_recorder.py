@@ -323,7 +323,7 @@ class Recorder:
             kinds=self.kinds(root),
             root=root,
             view=self.view,
-            iterations=[{**it, "value": it.get("value")} for it in self.iterations],
+            iterations=list(self.iterations),
             notes=notes,
             agrees=agrees,
         )

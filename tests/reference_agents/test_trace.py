@@ -167,3 +167,35 @@ def test_the_agent_is_itself_again_after_a_trace() -> None:
     assert not {"max_value", "min_value", "alpha_beta_search", "_ordered"} & set(vars(agent))
     with pytest.raises(ValueError, match="no search tree"):
         record(reference_agents.make("random", g), g.initial_state())
+
+
+def test_negamax_does_not_flip_when_the_same_player_moves_again() -> None:
+    # MAX moves twice in a row under "again" (a pass of the opponent): no negation there.
+    # (Payoffs inside the tree's utility range [-1, 1], so that no depth looks like a proven win.)
+    tree = TreeGame(
+        {
+            "player": 0,
+            "children": [
+                {
+                    "player": 0,
+                    "label": "again",
+                    "children": [{"player": 1, "children": [0.4, 0.6]}],
+                },
+                {"player": 1, "label": "MIN", "children": [0.5, 0.7]},
+            ],
+        }
+    )
+    agent = reference_agents.make("negamax", tree, depth=3)
+    move, info, t = record(agent, tree.initial_state())
+    assert (move, info.score, info.depth, t.agrees) == (1, 0.5, 3, True)
+    # (the previous iteration's best, MIN, is searched first)
+    other, again = children(t.root)
+    assert (other.move, again.move) == ("MIN", "again")
+    assert (other.value, other.data["backed_up"], other.data["negated"]) == (-0.5, 0.5, True)
+    # "again" is searched with alpha 0.5 from MIN: its child fails low (0.4) and, fail-hard as
+    # the slide, the node returns alpha; MAX moves there again, so nothing is negated
+    assert (again.value, again.data["backed_up"], again.data["negated"]) == (0.5, 0.5, False)
+    (below,) = again.children  # O to move under "again": the flip is there
+    assert (below.value, below.data["backed_up"], below.data["negated"]) == (-0.4, 0.4, True)
+    line = "again: NEGAMAX [0.5, +inf] = 0.5  backed up as it is (the same player moves again)"
+    assert line in render_text(t)
