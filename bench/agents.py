@@ -359,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--l3-positions", type=int, default=1000)
     parser.add_argument("--l2-positions", type=int, default=1000)
     parser.add_argument("--quick", action="store_true", help="few positions, a smoke run")
-    parser.add_argument("--out", default="/tmp/coord/bench_agents.txt")
+    parser.add_argument("--out", default=str(HERE / "results" / "agents.txt"))
     args = parser.parse_args(argv)
     if args.quick:
         args.c4_positions, args.othello_positions = 2, 1

@@ -280,8 +280,16 @@ class AlphaBetaAgent(SearchAgent):
 
     # -- MAX-VALUE and MIN-VALUE ----------------------------------------------------------------
 
-    def max_value(self, state: State, depth: int, alpha: float, beta: float, ply: int) -> float:
-        """MAX-VALUE(state, alpha, beta): cut off (return v) as soon as v >= beta."""
+    def max_value(
+        self, state: State, depth: int, alpha: float, beta: float, ply: int, leaf_depth: int = 1
+    ) -> float:
+        """MAX-VALUE(state, alpha, beta): cut off (return v) as soon as v >= beta.
+
+        ``leaf_depth``: at this depth the children are scored in the loop, without a call of
+        their own (a saving on the most numerous nodes). A recorder (``reference_agents.trace``)
+        passes 0, so that every node it draws is a call it sees; values and node counts are the
+        same either way.
+        """
         self.nodes += 1
         if self.nodes >= self._next_check:
             self._check_clock()
@@ -317,7 +325,7 @@ class AlphaBetaAgent(SearchAgent):
         me = self._me
         for a in self._ordered(state, tt_move, ply):
             child = state.result(a)
-            if depth == 1:  # the children are leaves: UTILITY or eval(n) without a call
+            if depth == leaf_depth:  # the children are leaves: UTILITY or eval(n), no call
                 self.nodes += 1
                 if child.is_terminal():
                     value = child.utility(me)
@@ -343,8 +351,11 @@ class AlphaBetaAgent(SearchAgent):
             self.table[state] = (depth, flag, v, best, cut)
         return v
 
-    def min_value(self, state: State, depth: int, alpha: float, beta: float, ply: int) -> float:
-        """MIN-VALUE(state, alpha, beta): cut off (return v) as soon as v <= alpha."""
+    def min_value(
+        self, state: State, depth: int, alpha: float, beta: float, ply: int, leaf_depth: int = 1
+    ) -> float:
+        """MIN-VALUE(state, alpha, beta): cut off (return v) as soon as v <= alpha.
+        ``leaf_depth`` as in ``max_value``."""
         self.nodes += 1
         if self.nodes >= self._next_check:
             self._check_clock()
@@ -380,7 +391,7 @@ class AlphaBetaAgent(SearchAgent):
         me = self._me
         for a in self._ordered(state, tt_move, ply):
             child = state.result(a)
-            if depth == 1:
+            if depth == leaf_depth:
                 self.nodes += 1
                 if child.is_terminal():
                     value = child.utility(me)

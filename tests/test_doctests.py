@@ -17,6 +17,9 @@ MODULES = [
     "games.chinese_checkers",
     "games.tree",
     "reference_agents",
+    "reference_agents.evaluation",
+    "reference_agents.evaluation.tic_tac_toe",
+    "reference_agents.trace",
 ]
 
 

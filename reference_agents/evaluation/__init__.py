@@ -16,12 +16,20 @@ contract adds one more, so that a real win or loss always outweighs an estimate:
 Evaluators are registered by game name below ("module:function", imported on first use). A game
 without one gets the neutral evaluation (every seat at the midpoint of its utility range), so a
 search over it is still well defined, just blind at the cut-off.
+
+Where the notes give the formula of a game's eval(n) in their own units, ``notes_form(game)`` says
+how to show it: tic-tac-toe's E(n) = X(n) - O(n) is ten times the value ``evaluate`` returns.
+
+    >>> form = notes_form(g)
+    >>> form.formula, form.scale, form.terms(g.initial_state().result(4), 0)
+    ('E(n) = X(n) - O(n)', 10.0, (8, 4))
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import games
 from games import State
@@ -35,6 +43,26 @@ _REGISTRY: dict[str, str] = {
     "backgammon": "reference_agents.evaluation.backgammon:evaluate",
     "chinese_checkers": "reference_agents.evaluation.chinese_checkers:evaluate",
 }
+
+
+#: Games whose eval(n) the notes write as a formula: "module:attribute" of a NotesForm.
+_NOTES_FORMS: dict[str, str] = {
+    "tic_tac_toe": "reference_agents.evaluation.tic_tac_toe:NOTES_FORM",
+}
+
+
+@dataclass(frozen=True)
+class NotesForm:
+    """A game's eval(n) as the notes write it: ``formula`` of two ``terms`` (for the player
+    who is MAX), and ``scale``, the factor between it and what the evaluator returns
+    (eval(n) = formula / scale, a positive linear map, so no search decides differently)."""
+
+    formula: str
+    scale: float
+    #: (state, MAX's seat) -> the two terms; the formula's value is their difference
+    terms: Callable[[State, int], tuple[int, int]]
+    #: where the notes give it
+    source: str
 
 
 def evaluated_games() -> list[str]:
@@ -60,3 +88,13 @@ def evaluator_for(game: games.Game) -> Evaluator:
     module_name, func_name = target.split(":")
     func: Evaluator = getattr(importlib.import_module(module_name), func_name)
     return func
+
+
+def notes_form(game: games.Game) -> NotesForm | None:
+    """How the notes write ``game``'s eval(n), if they give a formula for it."""
+    target = _NOTES_FORMS.get(game.name)
+    if target is None:
+        return None
+    module_name, attr = target.split(":")
+    form: NotesForm = getattr(importlib.import_module(module_name), attr)
+    return form

@@ -1,13 +1,17 @@
-"""``arena analyze``: what a reference agent thinks of a position.
+"""``arena analyze``: what a reference agent thinks of a position, and how it searched.
 
     arena analyze connect_four --moves "4 4 5 3" --agent alphabeta --depth 8
     arena analyze connect_four --moves 4453 --agent alphabeta --move-time 2 --json
     arena analyze tic_tac_toe --moves "b2 a3" --agent minimax --depth 2 --trace
+    arena analyze tic_tac_toe --moves "b2 a3" --agent mcts:simulations=200 --trace-simulations 3
 
 The position is the one after ``--moves`` (the game's notation, space separated; Connect Four
 also takes a Pons digit string such as ``4453``). Prints the board, its value for the side to
-move, the best move, the principal variation, nodes and depth reached; ``--trace`` adds the
-search tree as the notes draw it (small searches only).
+move, the best move, the principal variation, nodes and depth reached. ``--trace`` records that
+same search (``reference_agents.trace``) and adds its tree: the answer printed is the traced
+search's own. ``--trace-depth`` (levels), ``--trace-limit`` (nodes, level by level) and
+``--trace-simulations`` (MCTS: the four phases of the first N) choose what is shown, and imply
+``--trace``; ``--trace-budget`` bounds the nodes a traced search may visit.
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from typing import Any
 
 import typer
 
-#: Depth of a --trace when none is given: a tree that still fits on a screen.
-TRACE_DEPTH = 2
+from reference_agents.trace._model import DEFAULT_BUDGET, DEFAULT_LIMIT
+
 #: Thinking time when neither --depth nor --move-time is given.
 DEFAULT_MOVE_TIME = 1.0
 
@@ -36,11 +40,45 @@ def register(app: typer.Typer) -> None:
             None, "--move-time", min=0.001, help="Seconds to think (default 1 without --depth)."
         ),
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
-        trace: bool = typer.Option(False, "--trace", help="Also show the search tree."),
+        trace: bool = typer.Option(
+            False, "--trace", help="Also show the tree of the search that gave the answer."
+        ),
+        trace_depth: int | None = typer.Option(
+            None, "--trace-depth", min=0, help="Levels of the tree shown below the root."
+        ),
+        trace_limit: int | None = typer.Option(
+            None,
+            "--trace-limit",
+            min=0,
+            help=f"Nodes shown, level by level from the root (default {DEFAULT_LIMIT}; 0: all).",
+        ),
+        trace_simulations: int = typer.Option(
+            0, "--trace-simulations", min=0, help="MCTS: show the four phases of the first N."
+        ),
+        trace_budget: int = typer.Option(
+            DEFAULT_BUDGET,
+            "--trace-budget",
+            min=1,
+            help="Most nodes a traced search may visit; a bigger one is refused.",
+        ),
     ) -> None:
         """Analyse the position after MOVES: value, best move, principal variation."""
+        wants_trace = (
+            trace or trace_depth is not None or trace_limit is not None or trace_simulations > 0
+        )
         try:
-            report = analyze_position(game_name, moves, agent, depth, move_time, trace)
+            report = analyze_position(
+                game_name,
+                moves,
+                agent,
+                depth,
+                move_time,
+                wants_trace,
+                trace_depth=trace_depth,
+                trace_limit=DEFAULT_LIMIT if trace_limit is None else trace_limit or None,
+                trace_simulations=trace_simulations,
+                trace_budget=trace_budget,
+            )
         except ValueError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=2) from None
@@ -79,8 +117,17 @@ def analyze_position(
     depth: int | None = None,
     move_time: float | None = None,
     trace: bool = False,
+    *,
+    trace_depth: int | None = None,
+    trace_limit: int | None = DEFAULT_LIMIT,
+    trace_simulations: int = 0,
+    trace_budget: int = DEFAULT_BUDGET,
 ) -> dict[str, Any]:
-    """Everything `arena analyze` prints, as plain JSON data."""
+    """Everything `arena analyze` prints, as plain JSON data.
+
+    With ``trace`` the agent's search is recorded while it runs, and every number of the report
+    (value, best move, depth, nodes) is that traced search's.
+    """
     import games
     import reference_agents
     from reference_agents.registry import parse_spec
@@ -94,13 +141,27 @@ def analyze_position(
     if state.is_chance_node():
         raise ValueError("the position is a chance node (dice to roll): no move to analyse")
     name, options = parse_spec(agent_spec)
+    if trace_simulations and name != "mcts":
+        raise ValueError("--trace-simulations shows the four phases of MCTS: use --agent mcts")
     if depth is not None:
         options["depth"] = depth
     options.setdefault("seed", 0)  # the same answer every time for the same position
     agent = reference_agents.make(name, game, **options)
     if depth is None and move_time is None:
         move_time = DEFAULT_MOVE_TIME
-    move, info = agent.choose(state, move_time)
+    recorded = None
+    if trace:
+        from reference_agents.trace import View, record
+
+        view = View(
+            levels=trace_depth,
+            limit=trace_limit,
+            simulations=trace_simulations,
+            budget=trace_budget,
+        )
+        move, info, recorded = record(agent, state, move_time, view, options=options)
+    else:
+        move, info = agent.choose(state, move_time)
     info_json = info.as_json(game, state)
     seats = game.seat_names or tuple(str(i) for i in range(game.num_players))
     report: dict[str, Any] = {
@@ -119,15 +180,11 @@ def analyze_position(
         "time_ms": info.time_ms,
         "comment": info.comment,
     }
-    if trace:
-        from reference_agents.trace import trace_search
-
-        algorithm = "minimax" if name == "minimax" else "alphabeta"
-        t = trace_search(game, state, depth or TRACE_DEPTH, algorithm=algorithm)
-        report["trace"] = t.as_json()
+    if recorded is not None:
         from reference_agents.trace import render_text
 
-        report["trace_text"] = render_text(t)
+        report["trace"] = recorded.as_json()
+        report["trace_text"] = render_text(recorded)
     return report
 
 
@@ -149,5 +206,10 @@ def report_text(report: dict[str, Any]) -> str:
     if report["comment"]:
         lines.append(f"note       {report['comment']}")
     if "trace_text" in report:
-        lines += ["", f"search tree ({report['trace']['algorithm']}):", report["trace_text"]]
+        algorithm = report["trace"]["algorithm"]
+        lines += [
+            "",
+            f"search tree ({algorithm}, recorded from this search):",
+            report["trace_text"],
+        ]
     return "\n".join(lines)

@@ -69,10 +69,105 @@ def test_trace_of_a_tic_tac_toe_search() -> None:
     report = json.loads(out)
     tree = report["trace"]["tree"]
     assert report["trace"]["algorithm"] == "alphabeta" and tree["kind"] == "max"
-    assert any(child["pruned"] for child in tree["children"])  # alpha-beta cut something
-    assert report["trace_text"].startswith("MAX root [-inf, +inf]")
+    assert any(child.get("pruned") for child in tree["children"])  # alpha-beta cut something
+    assert "root: MAX (O) [-inf, +inf] = " in report["trace_text"]
     code, out = run("tic_tac_toe", "--moves", "b2", "--agent", "minimax", "--depth", "1", "--trace")
-    assert code == 0 and "search tree (minimax):" in out and "eval = " in out
+    assert code == 0 and "search tree (minimax, recorded from this search):" in out
+    assert "eval E(n) = " in out
+
+
+def test_the_trace_is_the_search_that_gave_the_answer() -> None:
+    code, out = run(
+        "connect_four", "--moves", "4453", "--agent", "alphabeta:solver=false", "--depth", "4",
+        "--trace", "--json",
+    )  # fmt: skip
+    assert code == 0, out
+    report = json.loads(out)
+    trace = report["trace"]
+    assert trace["agrees"] and trace["options"]["depth"] == 4 and trace["options"]["seed"] == 0
+    answer = trace["answer"]
+    assert (answer["move"], answer["agent_value"], answer["depth"], answer["nodes"]) == (
+        report["best"],
+        report["value"],
+        report["depth"],
+        report["nodes"],
+    )
+    assert trace["tree"]["best"] == report["best"] == report["pv"][0]
+    assert sum(it["nodes"] for it in trace["iterations"]) == report["nodes"]
+
+
+def test_trace_depth_and_limit_say_what_they_cut() -> None:
+    code, out = run("tic_tac_toe", "--agent", "minimax", "--depth", "3", "--trace-depth", "1",
+                    "--json")  # fmt: skip
+    assert code == 0, out
+    trace = json.loads(out)["trace"]  # --trace-depth implies --trace
+    assert {ch["level"] for ch in trace["tree"]["children"]} == {1}
+    assert all(ch["children"] == [] for ch in trace["tree"]["children"])
+    assert trace["shown"]["levels"] == 1 and trace["shown"]["recorded"] == 10
+    assert any("--trace-depth 1" in line for line in trace["shown"]["header"])
+    code, out = run("tic_tac_toe", "--agent", "minimax", "--depth", "2", "--trace-limit", "5")
+    assert code == 0, out
+    assert "shown: 5 of the 82 nodes of the search, level by level" in out
+    assert "(not shown: --trace-limit)" in out
+    code, out = run("tic_tac_toe", "--agent", "minimax", "--depth", "2", "--trace-limit", "0")
+    assert code == 0 and "shown: all 82 nodes of the search" in out
+
+
+def test_trace_simulations_prints_the_four_phases() -> None:
+    args = ("tic_tac_toe", "--moves", "b2 a1", "--agent", "mcts:simulations=30",
+            "--trace-simulations", "2")  # fmt: skip
+    code, out = run(*args)
+    assert code == 0, out
+    assert "simulation 1\n  selection        root\n  expansion        " in out
+    assert "simulation 2\n" in out and "simulation 3\n" not in out
+    assert "  backpropagation  root N=2" in out and "root: X to move  N=30" in out
+    code, again = run(*args)
+    assert again == out  # a fixed seed and number of simulations: the same trace
+    code, out = run(*args, "--json")
+    trace = json.loads(out)["trace"]
+    assert [s["simulation"] for s in trace["simulations"]] == [1, 2]
+    assert trace["tree"]["visits"] == 30 and trace["algorithm"] == "mcts"
+
+
+def test_every_search_agent_traces_its_games() -> None:
+    for args in (
+        ("backgammon", "--moves", "3-1 6/2 6-5", "--agent", "expectiminimax", "--depth", "2"),
+        ("backgammon", "--moves", "3-1 6/2 6-5", "--agent", "mcts:simulations=20"),
+        ("chinese_checkers", "--agent", "maxn", "--depth", "2"),
+        ("chinese_checkers", "--agent", "maxn:paranoid=true", "--depth", "2"),
+        ("chinese_checkers", "--agent", "mcts:simulations=50"),
+        ("othello", "--agent", "negamax", "--depth", "3"),
+    ):
+        code, out = run(*args, "--trace-limit", "20", "--json")
+        assert code == 0, (args, out)
+        report = json.loads(out)
+        assert report["trace"]["agrees"] and report["trace"]["answer"]["move"] == report["best"]
+        assert report["trace"]["shown"]["nodes"] <= 20
+
+
+def test_too_big_a_trace_is_refused_with_what_to_do() -> None:
+    # minimax to depth 9 from the start of Connect Four is some 50 million nodes
+    code, out = run("connect_four", "--agent", "minimax", "--depth", "9", "--trace")
+    assert code == 2
+    assert "went past 100,000 nodes" in out and "smaller --depth" in out
+    # a search under a clock (analyze gives one second without --depth) is stopped there instead,
+    # as its clock would stop it, and the trace says so
+    code, out = run("connect_four", "--agent", "mcts:simulations=5000", "--trace",
+                    "--trace-budget", "300", "--json")  # fmt: skip
+    assert code == 0, out
+    report = json.loads(out)
+    assert report["nodes"] == 300 and report["trace"]["tree"]["visits"] == 300
+    assert any("budget of 300 simulations" in note for note in report["trace"]["notes"])
+    code, out = run("tic_tac_toe", "--agent", "alphabeta", "--trace-simulations", "2")
+    assert code == 2 and "--trace-simulations" in out and "mcts" in out
+    code, out = run("tic_tac_toe", "--agent", "random", "--trace")
+    assert code == 2 and "no search tree" in out
+
+
+def test_the_connect_four_solver_is_named_not_drawn() -> None:
+    code, out = run("connect_four", "--moves", "2252576253462244111563365343671351441", "--trace")
+    assert code == 0, out
+    assert "no search tree" in out and "the Connect Four solver answered" in out
 
 
 def test_errors_say_what_is_wrong() -> None:

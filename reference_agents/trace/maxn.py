@@ -1,0 +1,176 @@
+"""Tracing ``maxn``: value vectors, who maximises where, shallow cut-offs; or the paranoid search.
+
+The nodes are the agent's own calls. Max^n: the root is ``maxn_decision``, every other node a call
+of ``maxn_value``, which backs up "the utility vector of whichever successor has the highest value
+for the player choosing" (notes 004). A node shows its vector and whose choice it is; with
+shallow pruning (constant-sum games) a node stops as soon as its player's share leaves the player
+above it no more than that player already has, and says so: "B has 5, which leaves A at most
+10 - 5 = 5, and A has 6". Paranoid (``paranoid=true``): the root is ``paranoid_decision``, the
+nodes ``paranoid_value``: MAX (the player to move at the root) against everybody else as one
+coalition of MINs, with alpha-beta windows and cut-offs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from games import Move, State
+from reference_agents.trace._model import Trace, TraceNode, fmt
+from reference_agents.trace._recorder import Recorder
+from reference_agents.trace._text import cutoff, leaf, window
+
+KINDS = {
+    "choice": "max^n: the player to move takes the successor whose vector is best for itself",
+    "max": "paranoid: MAX, the player to move at the root, takes the largest of its values",
+    "min": "paranoid: one of the coalition against MAX, taking the smallest of MAX's values",
+    "terminal": "TERMINAL-TEST is true: UTILITY(state) of every player",
+    "eval": "the depth limit: eval(n), one estimate per player",
+}
+
+
+class MaxNRecorder(Recorder):
+    algorithm = "maxn"
+    KINDS = KINDS
+
+    def attach(self) -> None:
+        agent: Any = self.agent
+        self.patch("maxn_decision", self.wrap_root(agent.maxn_decision, self._maxn_decision))
+        self.patch("maxn_value", self._maxn_value(agent.maxn_value))
+        self.patch(
+            "paranoid_decision", self.wrap_root(agent.paranoid_decision, self._paranoid_decision)
+        )
+        self.patch("paranoid_value", self._paranoid_value(agent.paranoid_value))
+
+    def options(self) -> dict[str, Any]:
+        agent: Any = self.agent
+        return {
+            "depth": agent.depth,
+            "paranoid": agent.paranoid,
+            "pruning": agent.shallow or agent.alphabeta,
+        }
+
+    def values_of(self) -> str:
+        me = self.players[self.root_state.player]
+        agent: Any = self.agent
+        if agent.paranoid:
+            others = ", ".join(p for p in self.players if p != me)
+            return f"MAX's ({me}, to move at the root); {others} minimise it as one coalition"
+        return "every player's utility, a vector in seat order (" + ", ".join(self.players) + ")"
+
+    def root_value(self, root: TraceNode) -> float | None:
+        value = root.value
+        if isinstance(value, tuple):
+            return value[self.root_state.player]
+        return super().root_value(root)
+
+    # -- max^n ------------------------------------------------------------------------------
+
+    def _maxn_decision(
+        self, original: Any, state: State, depth: int, actions: list[Move] | None = None
+    ) -> tuple[tuple[float, ...], list[Move]]:
+        moves = list(actions) if actions is not None else list(state.actions())
+        frame = self.begin(state, depth, "choice", moves, state.player)
+        vector, line = original(state, depth, actions)
+        self.end(frame, self.show(vector), line[0] if line else None)
+        return vector, line
+
+    def _maxn_value(self, original: Any) -> Any:
+        agent: Any = self.agent
+
+        def maxn_value(
+            state: State, depth: int, parent_best: float
+        ) -> tuple[tuple[float, ...], list[Move]]:
+            above = self.current()
+            parent_player = above.node.player if above is not None else None
+            if state.is_terminal():
+                frame = self.open("terminal", state, None)
+            elif depth <= 0:
+                frame = self.open("eval", state, self.who(state.player))
+                if frame is not None:
+                    frame.node.data.update(self.eval_data(state, self.root_state.player))
+            else:
+                frame = self.open("choice", state, self.who(state.player), list(state.actions()))
+            vector, line = original(state, depth, parent_best)
+            self.close(frame, self.show(vector))
+            if frame is not None and frame.searched < len(frame.moves):
+                has = vector[state.player]
+                frame.node.data["cutoff"] = {
+                    "kind": "shallow",
+                    "after": self.label(state, frame.moves[frame.searched - 1]),
+                    "has": self.show(has),
+                    "total": self.show(agent._leave),  # S - (n - 2) L
+                    "leaves": self.show(agent._leave - has),
+                    "parent": parent_player,
+                    "parent_has": self.show(parent_best),
+                }
+                frame.node.data["pruned"] = self.pruned(frame)
+            return vector, line
+
+        return maxn_value
+
+    # -- paranoid ---------------------------------------------------------------------------
+
+    def _paranoid_decision(
+        self, original: Any, state: State, depth: int, actions: list[Move] | None = None
+    ) -> tuple[float, list[Move]]:
+        moves = list(actions) if actions is not None else list(state.actions())
+        frame = self.begin(state, depth, "max", moves, state.player)
+        frame.node.data.update(alpha=-math.inf, beta=math.inf)
+        value, line = original(state, depth, actions)
+        self.end(frame, self.show(value), line[0] if line else None)
+        return value, line
+
+    def _paranoid_value(self, original: Any) -> Any:
+        def paranoid_value(
+            state: State, depth: int, me: int, alpha: float, beta: float
+        ) -> tuple[float, list[Move]]:
+            if state.is_terminal():
+                frame = self.open("terminal", state, None)
+            elif depth <= 0:
+                frame = self.open("eval", state, self.who(state.player))
+                if frame is not None:
+                    frame.node.data.update(self.eval_data(state, me))
+            else:
+                kind = "max" if state.player == me else "min"
+                frame = self.open(kind, state, self.who(state.player), list(state.actions()))
+                if frame is not None:
+                    frame.node.data.update(alpha=self.show(alpha), beta=self.show(beta))
+            value, line = original(state, depth, me, alpha, beta)
+            self.close(frame, self.show(value))
+            if frame is not None and frame.searched < len(frame.moves):
+                is_max = frame.node.kind == "max"
+                frame.node.data["cutoff"] = {
+                    "after": self.label(state, frame.moves[frame.searched - 1]),
+                    "test": ">= beta" if is_max else "<= alpha",
+                    "v": self.show(value),
+                    "bound": self.show(beta if is_max else alpha),
+                }
+                frame.node.data["pruned"] = self.pruned(frame)
+            return value, line
+
+        return paranoid_value
+
+
+def describe(node: TraceNode, trace: Trace) -> str:
+    text = leaf(node)
+    if text is not None:
+        return text
+    if node.kind == "choice":
+        text = f"{node.player} chooses {fmt(node.value)}"
+        c = node.data.get("cutoff")
+        if c:
+            above = c["parent"] or "the player above"
+            text += (
+                f"  shallow cut-off ({node.player} has {fmt(c['has'])}, which leaves {above} "
+                f"at most {fmt(c['total'])} - {_paren(c['has'])} = {fmt(c['leaves'])}, "
+                f"and it has {fmt(c['parent_has'])})"
+            )
+        return text
+    role = "MAX" if node.kind == "max" else "MIN, coalition"
+    return f"{role} ({node.player}) {window(node)} = {fmt(node.value)}" + cutoff(node)
+
+
+def _paren(x: float) -> str:
+    """A value to subtract: in brackets when negative, "0 - (-2)"."""
+    return f"({fmt(x)})" if x < 0 else fmt(x)
