@@ -6,7 +6,7 @@ not an integer), and turns every way a frame can be wrong into one :class:`WireE
 stable code a bot can switch on:
 
 - not JSON, nested deeper than the parser allows (a few hundred levels), a lone UTF-16
-  surrogate escape, NaN or Infinity -> ``bad_json``;
+  surrogate escape, NaN, Infinity or a number too large for a double -> ``bad_json``;
 - not an object, or no ``type`` -> ``invalid_message``; a ``type`` that names no client
   message -> ``unknown_type``;
 - a time control outside the limits -> ``bad_time_control``;
@@ -72,6 +72,14 @@ def _refusal(error: ValidationError) -> WireError:
         return WireError(
             ErrorCode.unknown_type,
             f"unknown message type {clip(tag)!r}; client types are {expected}",
+        )
+    if any(e["type"] == "finite_number" for e in errors):
+        # NaN and Infinity are not JSON, and 1e999 is no number a JSON reader can keep.
+        where = next(e for e in errors if e["type"] == "finite_number")["loc"][1:]
+        return WireError(
+            ErrorCode.bad_json,
+            f"{'.'.join(clip(str(x)) for x in where)}: numbers must be finite "
+            "(NaN, Infinity and numbers too large for a double are not JSON numbers)",
         )
     message_type = str(first["loc"][0]) if first["loc"] else "message"
     code = ErrorCode.invalid_message

@@ -244,18 +244,18 @@ async def test_hostile_clients_get_coded_answers_while_honest_bots_play(
         ),
         (
             '{"type": "move", "match_id": "m", "ply": 0, "move": "a1", "info": {"score": NaN}}',
-            "invalid_message",
+            "bad_json",
         ),
         (
             (
                 '{"type": "move", "match_id": "m", "ply": 0, "move": "a1", '
                 '"info": {"score": Infinity}}'
             ),
-            "invalid_message",
+            "bad_json",
         ),
         (
             '{"type": "move", "match_id": "m", "ply": 0, "move": "a1", "info": {"score": 1e999}}',
-            "invalid_message",
+            "bad_json",
         ),
         ('{"type": "move", "match_id": "\\ud800", "ply": 0, "move": "a1"}', "bad_json"),
         ('{"type": "resign", "match_id": "\\ud800"}', "bad_json"),
