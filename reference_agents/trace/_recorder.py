@@ -172,6 +172,42 @@ class Recorder:
         stack.append(frame)
         return frame
 
+    def enter(
+        self, state: State, depth: int, kind: str, me: int, moves: Sequence[Move] | None = None
+    ) -> Frame | None:
+        """The search enters a node as the notes draw it: a terminal state (its utility), the
+        depth limit (eval(n), for ``me``), or a ``kind`` node whose ``moves`` are searched (the
+        game's order unless given)."""
+        if state.is_terminal():
+            return self.open("terminal", state, None)
+        if depth <= 0:
+            frame = self.open("eval", state, self.who(state.player))
+            if frame is not None:
+                frame.node.data.update(self.eval_data(state, me))
+            return frame
+        moves = list(state.actions()) if moves is None else moves
+        return self.open(kind, state, self.who(state.player), moves)
+
+    def decision(
+        self,
+        original: Callable[..., tuple[Any, list[Move]]],
+        state: State,
+        depth: int,
+        actions: list[Move] | None = None,
+        *,
+        kind: str = "max",
+        window: bool = True,
+    ) -> tuple[Any, list[Move]]:
+        """A root decision function (MINIMAX-DECISION and its kin) as one iteration: the root
+        is entered with the full window [-inf, +inf] when ``window``."""
+        moves = list(actions) if actions is not None else list(state.actions())
+        frame = self.begin(state, depth, kind, moves, state.player)
+        if window:
+            frame.node.data.update(alpha=-math.inf, beta=math.inf)
+        value, line = original(state, depth, actions)
+        self.end(frame, self.show(value), line[0] if line else None)
+        return value, line
+
     def close(self, frame: Frame | None, value: Value | None) -> None:
         """The search leaves the node it entered last, backing up ``value``."""
         level = self.level

@@ -104,26 +104,19 @@ class AlphaBetaRecorder(Recorder):
     ) -> Frame | None:
         agent: Any = self.agent
         me = self.root_state.player
-        if state.is_terminal():
-            frame = self.open("terminal", state, None)
-        elif depth <= 0:
-            frame = self.open("eval", state, self.who(state.player))
-            if frame is not None:
-                frame.node.data.update(self.eval_data(state, me))
-        else:
-            frame = self.open(kind, state, self.who(state.player))
-            if frame is not None:
-                frame.expanded = False  # until _ordered hands out the moves
-                entry = agent.table.get(state) if agent.use_tt else None
-                if entry is not None:
-                    d, flag, value, tt_move, cut = entry
-                    frame.node.data["tt"] = {
-                        "depth": d,
-                        "bound": _BOUNDS[flag],
-                        "value": self.show(value),
-                        "move": None if tt_move is None else self.label(state, tt_move),
-                        "usable": d >= depth or not cut,
-                    }
+        frame = self.enter(state, depth, kind, me, moves=())
+        if frame is not None and frame.node.kind == kind:
+            frame.expanded = False  # until _ordered hands out the moves
+            entry = agent.table.get(state) if agent.use_tt else None
+            if entry is not None:
+                d, flag, value, tt_move, cut = entry
+                frame.node.data["tt"] = {
+                    "depth": d,
+                    "bound": _BOUNDS[flag],
+                    "value": self.show(value),
+                    "move": None if tt_move is None else self.label(state, tt_move),
+                    "usable": d >= depth or not cut,
+                }
         if frame is not None:
             frame.node.data.update(alpha=self.show(alpha), beta=self.show(beta))
         return frame

@@ -48,31 +48,19 @@ class ExpectiminimaxRecorder(Recorder):
     def _decision(
         self, original: Any, state: State, depth: int, actions: list[Move] | None = None
     ) -> tuple[float, list[Move]]:
-        moves = list(actions) if actions is not None else list(state.actions())
-        frame = self.begin(state, depth, "max", moves, state.player)
-        frame.node.data.update(alpha=-math.inf, beta=math.inf)
-        value, pv = original(state, depth, actions)
-        self.end(frame, self.show(value), pv[0] if pv else None)
-        return value, pv
+        return self.decision(original, state, depth, actions)
 
     def _value(self, original: Any) -> Any:
         def value(
             state: State, depth: int, me: int, alpha: float, beta: float
         ) -> tuple[float, list[Move]]:
-            if state.is_terminal():
-                frame = self.open("terminal", state, None)
-            elif depth <= 0:
-                frame = self.open("eval", state, self.who(state.player))
-                if frame is not None:
-                    frame.node.data.update(self.eval_data(state, me))
-            elif state.player == games.CHANCE:
+            if state.player == games.CHANCE and depth > 0 and not state.is_terminal():
                 outcomes = state.chance_outcomes()
                 frame = self.open(
                     "chance", state, None, [o for o, _ in outcomes], [p for _, p in outcomes]
                 )
             else:
-                kind = "max" if state.player == me else "min"
-                frame = self.open(kind, state, self.who(state.player), list(state.actions()))
+                frame = self.enter(state, depth, "max" if state.player == me else "min", me)
             if frame is not None and frame.node.kind not in ("terminal", "eval"):
                 frame.node.data.update(alpha=self.show(alpha), beta=self.show(beta))
             result = original(state, depth, me, alpha, beta)

@@ -12,7 +12,6 @@ coalition of MINs, with alpha-beta windows and cut-offs.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from games import Move, State
@@ -69,11 +68,7 @@ class MaxNRecorder(Recorder):
     def _maxn_decision(
         self, original: Any, state: State, depth: int, actions: list[Move] | None = None
     ) -> tuple[tuple[float, ...], list[Move]]:
-        moves = list(actions) if actions is not None else list(state.actions())
-        frame = self.begin(state, depth, "choice", moves, state.player)
-        vector, line = original(state, depth, actions)
-        self.end(frame, self.show(vector), line[0] if line else None)
-        return vector, line
+        return self.decision(original, state, depth, actions, kind="choice", window=False)
 
     def _maxn_value(self, original: Any) -> Any:
         agent: Any = self.agent
@@ -83,14 +78,7 @@ class MaxNRecorder(Recorder):
         ) -> tuple[tuple[float, ...], list[Move]]:
             above = self.current()
             parent_player = above.node.player if above is not None else None
-            if state.is_terminal():
-                frame = self.open("terminal", state, None)
-            elif depth <= 0:
-                frame = self.open("eval", state, self.who(state.player))
-                if frame is not None:
-                    frame.node.data.update(self.eval_data(state, self.root_state.player))
-            else:
-                frame = self.open("choice", state, self.who(state.player), list(state.actions()))
+            frame = self.enter(state, depth, "choice", self.root_state.player)
             vector, line = original(state, depth, parent_best)
             self.close(frame, self.show(vector))
             if frame is not None and frame.searched < len(frame.moves):
@@ -114,28 +102,15 @@ class MaxNRecorder(Recorder):
     def _paranoid_decision(
         self, original: Any, state: State, depth: int, actions: list[Move] | None = None
     ) -> tuple[float, list[Move]]:
-        moves = list(actions) if actions is not None else list(state.actions())
-        frame = self.begin(state, depth, "max", moves, state.player)
-        frame.node.data.update(alpha=-math.inf, beta=math.inf)
-        value, line = original(state, depth, actions)
-        self.end(frame, self.show(value), line[0] if line else None)
-        return value, line
+        return self.decision(original, state, depth, actions)
 
     def _paranoid_value(self, original: Any) -> Any:
         def paranoid_value(
             state: State, depth: int, me: int, alpha: float, beta: float
         ) -> tuple[float, list[Move]]:
-            if state.is_terminal():
-                frame = self.open("terminal", state, None)
-            elif depth <= 0:
-                frame = self.open("eval", state, self.who(state.player))
-                if frame is not None:
-                    frame.node.data.update(self.eval_data(state, me))
-            else:
-                kind = "max" if state.player == me else "min"
-                frame = self.open(kind, state, self.who(state.player), list(state.actions()))
-                if frame is not None:
-                    frame.node.data.update(alpha=self.show(alpha), beta=self.show(beta))
+            frame = self.enter(state, depth, "max" if state.player == me else "min", me)
+            if frame is not None and frame.node.kind in ("max", "min"):
+                frame.node.data.update(alpha=self.show(alpha), beta=self.show(beta))
             value, line = original(state, depth, me, alpha, beta)
             self.close(frame, self.show(value))
             if frame is not None and frame.searched < len(frame.moves):

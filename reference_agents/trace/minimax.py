@@ -11,7 +11,7 @@ from typing import Any
 
 from games import Move, State
 from reference_agents.trace._model import Trace, TraceNode, fmt
-from reference_agents.trace._recorder import Frame, Recorder
+from reference_agents.trace._recorder import Recorder
 from reference_agents.trace._text import leaf, who
 
 KINDS = {
@@ -37,11 +37,7 @@ class MinimaxRecorder(Recorder):
     def _minimax_decision(
         self, original: Any, state: State, depth: int, actions: list[Move] | None = None
     ) -> tuple[float, list[Move]]:
-        moves = list(actions) if actions is not None else list(state.actions())
-        frame = self.begin(state, depth, "max", moves, state.player)
-        value, pv = original(state, depth, actions)
-        self.end(frame, self.show(value), pv[0] if pv else None)
-        return value, pv
+        return self.decision(original, state, depth, actions, window=False)
 
     def _value_node(self, original: Any, kind: str) -> Any:
         def node(state: State, depth: int, me: int) -> tuple[float, list[Move]]:
@@ -52,17 +48,6 @@ class MinimaxRecorder(Recorder):
 
         return node
 
-    def enter(self, state: State, depth: int, kind: str, me: int) -> Frame | None:
-        """A MAX-VALUE / MIN-VALUE call: a terminal state, the depth limit, or a node whose
-        successors are searched in the game's order."""
-        if state.is_terminal():
-            return self.open("terminal", state, None)
-        if depth <= 0:
-            frame = self.open("eval", state, self.who(state.player))
-            if frame is not None:
-                frame.node.data.update(self.eval_data(state, me))
-            return frame
-        return self.open(kind, state, self.who(state.player), list(state.actions()))
 
 
 def describe(node: TraceNode, trace: Trace) -> str:

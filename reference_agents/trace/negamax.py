@@ -57,14 +57,7 @@ class NegamaxRecorder(Recorder):
         ) -> tuple[float, list[Move]]:
             terminal = state.is_terminal()
             negated = not terminal and state.player != seat
-            if terminal:
-                frame = self.open("terminal", state, None)
-            elif depth <= 0:
-                frame = self.open("eval", state, self.who(state.player))
-                if frame is not None:
-                    frame.node.data.update(self.eval_data(state, state.player))
-            else:
-                frame = self.open("negamax", state, self.who(state.player), list(state.actions()))
+            frame = self.enter(state, depth, "negamax", state.player)
             if frame is not None and not terminal:
                 lo, hi = (-beta, -alpha) if negated else (alpha, beta)
                 frame.node.data.update(alpha=self.show(lo), beta=self.show(hi))
