@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 
 #: Bumped on any incompatible change; sent in ``hello`` and ``welcome``.
 PROTOCOL_VERSION = 1
@@ -32,8 +32,17 @@ class _Message(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-#: An integer every JSON parser (JavaScript's included) reads exactly.
-WireInt = Annotated[int, Field(ge=-MAX_WIRE_INT, le=MAX_WIRE_INT)]
+def _integral(value: Any) -> Any:
+    # JSON has one kind of number: 2.0 is the integer 2, as JSON Schema counts it, and what some
+    # JSON libraries (Java's Gson) write for every number. "2", true and 2.5 stay refused.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+#: An integer on the wire: one every JSON parser (JavaScript's included) reads exactly, written
+#: 2 or 2.0; a string, a boolean or a fraction is refused even in the server's strict parsing.
+WireInt = Annotated[int, BeforeValidator(_integral), Field(ge=-MAX_WIRE_INT, le=MAX_WIRE_INT)]
 
 
 # --- shared pieces ----------------------------------------------------------------------------
@@ -46,10 +55,10 @@ class TimeControl(_Message):
     refills. When both are spent the bot has timed out.
     """
 
-    move_ms: int = Field(
+    move_ms: WireInt = Field(
         ge=MIN_MOVE_MS, le=MAX_MOVE_MS, description="time allowed for each move"
     )
-    bank_ms: int = Field(
+    bank_ms: WireInt = Field(
         default=0, ge=0, le=MAX_BANK_MS, description="overage bank for the match (never refills)"
     )
 
@@ -74,9 +83,9 @@ class Termination(StrEnum):
 class MoveInfo(_Message):
     """Optional search details a bot may attach to a move; kept in the match record."""
 
-    depth: int | None = Field(default=None, ge=0, le=MAX_WIRE_INT)
+    depth: WireInt | None = Field(default=None, ge=0, le=MAX_WIRE_INT)
     score: float | None = Field(default=None, description="finite: NaN and Infinity are refused")
-    nodes: int | None = Field(default=None, ge=0, le=MAX_WIRE_INT)
+    nodes: WireInt | None = Field(default=None, ge=0, le=MAX_WIRE_INT)
     pv: list[str] = Field(default_factory=list, max_length=64)
     comment: str = Field(default="", max_length=280)
 
@@ -89,7 +98,7 @@ class SeatInfo(_Message):
 class PlayedMove(_Message):
     """One event since the bot's last turn: a seat's move, or a chance outcome (``seat`` null)."""
 
-    ply: WireInt
+    ply: WireInt = Field(ge=0)
     seat: int | None = Field(description="seat that moved, or null for a chance event (dice)")
     move: str
 
@@ -137,7 +146,7 @@ class DeclineChallenge(_Message):
 class MakeMove(_Message):
     type: Literal["move"] = "move"
     match_id: str
-    ply: int = Field(ge=0, le=MAX_WIRE_INT)
+    ply: WireInt = Field(ge=0, le=MAX_WIRE_INT)
     move: str = Field(max_length=200)
     info: MoveInfo | None = None
 
@@ -149,12 +158,12 @@ class Resign(_Message):
 
 class Ping(_Message):
     type: Literal["ping"] = "ping"
-    id: int = Field(default=0, ge=0, le=MAX_WIRE_INT)
+    id: WireInt = Field(default=0, ge=0, le=MAX_WIRE_INT)
 
 
 class Pong(_Message):
     type: Literal["pong"] = "pong"
-    id: int = Field(default=0, ge=0, le=MAX_WIRE_INT)
+    id: WireInt = Field(default=0, ge=0, le=MAX_WIRE_INT)
 
 
 ClientMessage = Annotated[

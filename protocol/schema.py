@@ -131,7 +131,7 @@ _FIELD_NOTES: dict[tuple[str, str], str] = {
     ("MakeMove", "move"): "one of the turn's `legal_moves`",
     ("MakeMove", "info"): "optional search details, kept in the match record",
     ("Resign", "match_id"): "the match to give up",
-    ("Ping", "id"): "any integer; the answer `pong` carries the same id",
+    ("Ping", "id"): "an integer of your choice; the answer `pong` carries the same id",
     ("Pong", "id"): "the id of the `ping` answered",
     ("Welcome", "protocol"): "the protocol version the server speaks",
     ("Welcome", "bot"): "your bot's name",

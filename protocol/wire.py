@@ -12,6 +12,10 @@ stable code a bot can switch on:
 - a time control outside the limits -> ``bad_time_control``;
 - any other field missing, of the wrong type, out of range or unknown -> ``invalid_message``.
 
+The error names the match when the frame did (``match_id``). A move whose only fault is in its
+optional ``info`` is not lost: the error comes with the move without ``info``
+(``WireError.salvaged``), which the server plays.
+
 The error text names the field and what was expected, and never echoes more than a few dozen
 characters of what was sent: a hostile frame cannot make the answer large.
 
@@ -21,11 +25,13 @@ characters of what was sent: a hostile frame cannot make the answer large.
     ...     parse_client_frame('{"type": "move", "match_id": "m", "ply": "0", "move": "a1"}')
     ... except WireError as e:
     ...     print(e.code.value, "|", e.message)
-    invalid_message | invalid 'move' message: ply: Input should be a valid integer (got '0')
+    invalid_message | invalid 'move' message: ply: Input should be a valid integer (got "0")
 """
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from pydantic import ValidationError
@@ -40,12 +46,26 @@ MAX_FIELD_ERRORS = 4
 
 
 class WireError(ValueError):
-    """A frame the server refuses: ``code`` (an ErrorCode) and a message for humans."""
+    """A frame the server refuses: ``code`` (an ErrorCode) and a message for humans.
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    ``match_id`` names the match the frame was about, when it said so. ``salvaged`` is set when
+    the refused part was only a move's optional ``info``: the move itself (without ``info``) is
+    still to be played, and the error is a warning that goes with it.
+    """
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        match_id: str | None = None,
+        salvaged: ClientMessage | None = None,
+    ) -> None:
         super().__init__(f"{code.value}: {message}")
         self.code = code
         self.message = message
+        self.match_id = match_id
+        self.salvaged = salvaged
 
 
 def parse_client_frame(text: str | bytes) -> ClientMessage:
@@ -53,39 +73,90 @@ def parse_client_frame(text: str | bytes) -> ClientMessage:
     try:
         return client_message_adapter.validate_json(text, strict=True)
     except ValidationError as error:
-        raise _refusal(error) from None
+        raise _refusal(error, text) from None
 
 
-def _refusal(error: ValidationError) -> WireError:
+def _refusal(error: ValidationError, text: str | bytes) -> WireError:
     errors = error.errors(include_url=False)
     first = errors[0]
     kind = first["type"]
     if kind == "json_invalid":
-        return WireError(ErrorCode.bad_json, f"not valid JSON: {clip(first['msg'], 120)}")
+        why = first["msg"]
+        if "surrogate" in why or "hex escape" in why:
+            why = (
+                "a \\u escape is cut short, or is a lone UTF-16 surrogate (such as \\ud800) "
+                f"[{why}]"
+            )
+        return WireError(ErrorCode.bad_json, f"not valid JSON: {clip(why, 120)}")
     if kind in ("dict_type", "model_type", "model_attributes_type") and not first["loc"]:
         return WireError(ErrorCode.invalid_message, "a frame must be one JSON object")
-    if kind == "union_tag_not_found":
-        return WireError(ErrorCode.invalid_message, "type: required, a string naming the message")
-    if kind == "union_tag_invalid":
-        tag = first.get("ctx", {}).get("tag", "")
+    # Past this point the frame is a JSON object: read it once more, on this error path only,
+    # for what the message says it is about.
+    data = _peek(text)
+    if kind in ("union_tag_not_found", "union_tag_invalid"):
+        tag = data.get("type") if data is not None else None
+        if not isinstance(tag, str):
+            return WireError(
+                ErrorCode.invalid_message, "type: required, a string naming the message"
+            )
         expected = first.get("ctx", {}).get("expected_tags", "")
         return WireError(
             ErrorCode.unknown_type,
             f"unknown message type {clip(tag)!r}; client types are {expected}",
         )
-    if any(e["type"] == "finite_number" for e in errors):
-        # NaN and Infinity are not JSON, and 1e999 is no number a JSON reader can keep.
-        where = next(e for e in errors if e["type"] == "finite_number")["loc"][1:]
-        return WireError(
-            ErrorCode.bad_json,
-            f"{'.'.join(clip(str(x)) for x in where)}: numbers must be finite "
-            "(NaN, Infinity and numbers too large for a double are not JSON numbers)",
-        )
+    match_id = data.get("match_id") if data is not None else None
+    match_id = match_id if isinstance(match_id, str) else None
     message_type = str(first["loc"][0]) if first["loc"] else "message"
-    code = ErrorCode.invalid_message
-    if any(len(e["loc"]) > 1 and e["loc"][1] == "time_control" for e in errors):
-        code = ErrorCode.bad_time_control
-    return WireError(code, f"invalid {message_type!r} message: {describe(errors)}")
+    not_finite = [e for e in errors if _not_finite(e.get("input"))]
+    if not_finite:
+        # NaN and Infinity are not JSON, and 1e999 is no number a JSON reader can keep.
+        where = ".".join(clip(str(x)) for x in not_finite[0]["loc"][1:])
+        code, why = (
+            ErrorCode.bad_json,
+            f"{where}: numbers must be finite (NaN, Infinity and numbers too large for a "
+            "double are not JSON numbers)",
+        )
+    elif any(len(e["loc"]) > 1 and e["loc"][1] == "time_control" for e in errors):
+        code, why = ErrorCode.bad_time_control, describe(errors)
+    else:
+        code, why = ErrorCode.invalid_message, describe(errors)
+    salvaged = _without_info(errors, data)
+    if salvaged is not None:
+        return WireError(
+            code,
+            f"info refused and dropped (the move itself was played): {why}",
+            match_id=match_id,
+            salvaged=salvaged,
+        )
+    return WireError(code, f"invalid {message_type!r} message: {why}", match_id=match_id)
+
+
+def _peek(text: str | bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _not_finite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _without_info(errors: list[Any], data: dict[str, Any] | None) -> ClientMessage | None:
+    """A move whose only faults are in its optional ``info``: the move without it, else None.
+
+    A search detail (a NaN score, a long comment) must not cost a bot its move and its game.
+    """
+    if data is None or data.get("type") != "move":
+        return None
+    if not all(len(e["loc"]) > 2 and e["loc"][:2] == ("move", "info") for e in errors):
+        return None
+    rest = {k: v for k, v in data.items() if k != "info"}
+    try:
+        return client_message_adapter.validate_python(rest, strict=True)
+    except ValidationError:
+        return None
 
 
 def describe(errors: list[Any]) -> str:
@@ -99,10 +170,18 @@ def describe(errors: list[Any]) -> str:
         loc = ".".join(clip(str(x)) for x in item["loc"][1:]) or "message"
         detail = item["msg"]
         if item["type"] not in ("missing", "extra_forbidden"):
-            detail += f" (got {clip(repr(item.get('input')))})"
+            detail += f" (got {clip(as_json(item.get('input')))})"
         parts.append(f"{loc}: {detail}")
     more = len(errors) - MAX_FIELD_ERRORS
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def as_json(value: Any) -> str:
+    """A value as the client wrote it (JSON), for quoting it back: ``null``, ``true``, ``"0"``."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
 
 
 def clip(text: str, limit: int = ECHO_CHARS) -> str:

@@ -171,6 +171,13 @@ class MatchRunner:
                 f"ply {message.ply} is over; the match is at ply {ply}",
                 self.match_id,
             )
+        if message.ply == ply and self._waiter is not None and self._waiter.done():
+            # The move for this ply has arrived and is being played right now: a duplicate.
+            raise RefereeError(
+                ErrorCode.stale_ply,
+                f"ply {message.ply} is over: a move for it was already received",
+                self.match_id,
+            )
         if not waiting or self._turn_seat != seat:
             raise RefereeError(
                 ErrorCode.not_your_turn,
@@ -292,7 +299,7 @@ class MatchRunner:
             except IllegalMoveError as e:
                 code, why = ErrorCode.illegal_move, str(e)
             except (InvalidMoveError, ValueError) as e:
-                code, why = ErrorCode.invalid_move, str(e)
+                code, why = ErrorCode.invalid_move, f"{e}; legal moves are {self._legal_list()}"
             else:
                 await self._apply(seat, move, think_ms=think_ms, info=answer.info)
                 continue
@@ -387,6 +394,12 @@ class MatchRunner:
             self.seats[seat].bot_id,
             ForcedMove(match_id=self.match_id, ply=ply, move=text, reason=reason),
         )
+
+    def _legal_list(self, most: int = 60) -> str:
+        """The turn's legal moves in notation, for an error message (the first ``most``)."""
+        texts = list(self._legal)
+        shown = ", ".join(texts[:most])
+        return shown + (f" and {len(texts) - most} more" if len(texts) > most else "")
 
     def _tell(self, seat: int, code: ErrorCode, why: str) -> None:
         self._connections.send(

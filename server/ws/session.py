@@ -8,8 +8,9 @@ failure answered with its code from protocol/errors.py:
 2. a move is offered to the referee first: an accepted move never costs a token;
 3. the token bucket (``settings.rate_limit_per_s``, burst ``rate_limit_burst``): a frame beyond
    it is dropped and answered with a non-fatal ``rate_limited`` naming the dropped message and
-   carrying ``retry_after_ms``; when more than a burst of frames has been dropped since the
-   bucket was last full -> ``rate_limited`` fatal. What a well-behaved bot sends to play is
+   carrying ``retry_after_ms`` (a frame that would be refused anyway gets its own error instead:
+   resending it would not help); when more than a burst of frames has been beyond the rate since
+   the bucket was last full -> ``rate_limited`` fatal. What a well-behaved bot sends to play is
    refunded, so it never meets the limit: a ``join`` that puts the bot in a queue, ``accept``
    / ``decline`` of a pending challenge, a ``pong`` answering the server's ping, and accepted
    moves;
@@ -383,10 +384,8 @@ class Session:
             data = raw.get("bytes") or b""
             if len(data) > MAX_FRAME_BYTES:
                 self._fatal(ErrorCode.frame_too_large, f"a {len(data)}-byte frame is over 64 KiB")
-            elif self._allowed(received_at):
+            elif self._allowed(received_at) or self._count_strike():
                 self._error(ErrorCode.binary_frame, "binary frames are refused; send JSON text")
-            else:
-                self._strike("binary frame")
             return None
         # Characters are at most 4 bytes: encode only when the text could be over the limit.
         size = len(text)
@@ -396,22 +395,28 @@ class Session:
             self._fatal(ErrorCode.frame_too_large, "a frame is over 64 KiB")
             return None
         allowed = self._allowed(received_at)
+        warning: WireError | None = None
         try:
             message = parse_client_frame(text)
         except WireError as e:
-            if allowed:
-                self._error(e.code, e.message)
-            else:
-                self._strike("message")
-            return None
+            if e.salvaged is None:
+                # Refused either way; beyond the rate it still counts towards closing a flood.
+                if allowed or self._count_strike():
+                    self._error(e.code, e.message, e.match_id)
+                return None
+            # Only the move's info was at fault: the move counts, the bot is told what was
+            # dropped.
+            message, warning = e.salvaged, e
         if isinstance(message, MakeMove) and self.phase is Phase.LOGGED_IN:
+            if warning is not None:
+                self._error(warning.code, warning.message, warning.match_id)
             try:
                 self.referee.move(self, message, received_at)
             except RefereeError as e:
-                if allowed:
+                # Refused by the referee (stale, not its turn, ...): said as such; beyond the
+                # rate it still counts towards closing a flood.
+                if allowed or self._count_strike():
                     self.send(e.to_message())
-                else:
-                    self._strike("move", e.match_id)
                 return None
             if allowed:
                 self._bucket.refund()
@@ -429,10 +434,16 @@ class Session:
             self._strikes = 0
         return self._bucket.take(now)
 
-    def _strike(self, dropped: str, match_id: str | None = None) -> None:
+    def _count_strike(self) -> bool:
+        """One more message beyond the rate; False once that closed the connection."""
         self._strikes += 1
         if self._strikes > self._bucket.burst:
             self._fatal(ErrorCode.rate_limited, "too many messages; closing the connection")
+            return False
+        return True
+
+    def _strike(self, dropped: str, match_id: str | None = None) -> None:
+        if not self._count_strike():
             return
         # Every dropped message is answered (a bot can resend exactly what was lost): a flood
         # gets at most a burst of these small answers before the fatal one.
@@ -528,8 +539,8 @@ class Session:
         self._queued_chars = 0
         self._fatal(ErrorCode.slow_consumer, f"{why}; read your socket (closing the connection)")
 
-    def _error(self, code: ErrorCode, message: str) -> None:
-        self.send(ErrorMessage(code=code, message=message, fatal=False))
+    def _error(self, code: ErrorCode, message: str, match_id: str | None = None) -> None:
+        self.send(ErrorMessage(code=code, message=message, fatal=False, match_id=match_id))
 
     def _fatal(self, code: ErrorCode, message: str) -> None:
         self.close_with(ErrorMessage(code=code, message=message, fatal=True))

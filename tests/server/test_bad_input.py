@@ -256,13 +256,21 @@ async def test_move_errors_in_a_running_match(
     await refused(
         mover, {"match_id": mid, "ply": 0, "move": "b2", "info": {"depth": -1}}, "invalid_message"
     )
-    await mover.send({"type": "move", "match_id": mid, "ply": 0, "move": "b2"})
+    # JSON has one kind of number: 0.0 is the integer 0 (what Java's Gson writes). And a move
+    # whose info cannot be kept (NaN is no JSON number) is played without it, with a warning.
+    await mover.send(
+        '{"type": "move", "match_id": "' + mid + '", "ply": 0.0, "move": "b2", '
+        '"info": {"score": NaN, "depth": 3}}'
+    )
+    warning = await mover.expect_error("bad_json")
+    assert warning["match_id"] == mid and "the move itself was played" in warning["message"]
     turn = await waiter.expect("turn", match_id=mid)
     assert turn["ply"] == 1 and turn["since_last"] == [{"ply": 0, "seat": 0, "move": "b2"}]
     await refused(mover, {"match_id": mid, "ply": 0, "move": "a1"}, "stale_ply")
 
     # Under random_move an unparseable or illegal move is answered, and replaced by the server.
-    await refused(waiter, {"match_id": mid, "ply": 1, "move": "z9"}, "invalid_move")
+    error = await refused(waiter, {"match_id": mid, "ply": 1, "move": "z9"}, "invalid_move")
+    assert "legal moves are a3, b3, c3, a2, c2, a1, b1, c1" in error["message"]
     forced = await waiter.expect("forced_move", match_id=mid)
     assert forced["ply"] == 1 and forced["reason"] == "illegal_move"
     turn = await mover.expect("turn", match_id=mid)
@@ -276,6 +284,7 @@ async def test_move_errors_in_a_running_match(
     rederive(record)
     moves = record["moves"]
     assert moves[0]["move"] == "b2" and moves[0]["forced"] is None
+    assert moves[0]["info"] is None  # the info that could not be stored was dropped
     assert [m["forced"] for m in moves[1:3]] == ["illegal_move", "illegal_move"]
     assert len(moves) == end["plies"]
     await x.close()
