@@ -141,6 +141,7 @@ class AcceptChallenge(_Message):
 class DeclineChallenge(_Message):
     type: Literal["decline"] = "decline"
     challenge_id: str
+    reason: str = Field(default="", max_length=200)
 
 
 class MakeMove(_Message):
@@ -225,6 +226,7 @@ class ChallengeDeclined(_Message):
     type: Literal["challenge_declined"] = "challenge_declined"
     challenge_id: str
     by: str
+    reason: str = ""
 
 
 class MatchStart(_Message):

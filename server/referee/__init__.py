@@ -186,7 +186,9 @@ class Referee:
             if challenge.challenger.bot_id == bot_id:
                 continue  # the challenge simply lapses
             by = next(p.name for p in challenge.opponents if p.bot_id == bot_id)
-            declined = ChallengeDeclined(challenge_id=challenge.challenge_id, by=by)
+            declined = ChallengeDeclined(
+                challenge_id=challenge.challenge_id, by=by, reason="it disconnected"
+            )
             for party in challenge.parties():
                 if party.bot_id != bot_id:
                     self.connections.send(party.bot_id, declined)
@@ -279,7 +281,9 @@ class Referee:
     def decline(self, conn: BotConnection, message: DeclineChallenge) -> None:
         pending = self._pending(conn, message.challenge_id)
         self.challenges.remove(pending.challenge_id)
-        declined = ChallengeDeclined(challenge_id=pending.challenge_id, by=conn.bot_name)
+        declined = ChallengeDeclined(
+            challenge_id=pending.challenge_id, by=conn.bot_name, reason=message.reason
+        )
         for party in pending.parties():
             self.connections.send(party.bot_id, declined)
 
