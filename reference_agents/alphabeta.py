@@ -66,6 +66,7 @@ from reference_agents.evaluation import Evaluator, evaluator_for
 from reference_agents.minimax import (
     CLOCK_EVERY,
     SearchTimeout,
+    check_limits,
     check_options,
     search_budget,
     two_player_refusal,
@@ -117,8 +118,7 @@ class AlphaBetaAgent(SearchAgent):
     ) -> None:
         super().__init__(game)
         check_options("alphabeta", options, set())
-        if depth is not None and depth < 1:
-            raise ValueError(f"alphabeta depth must be at least 1, not {depth}")
+        check_limits("alphabeta", depth, move_time)
         self.depth = depth
         self.move_time = move_time
         self.seed = seed

@@ -38,7 +38,7 @@ import games
 from games import Move, State
 from reference_agents._agent import SearchAgent, SearchInfo
 from reference_agents.evaluation import Evaluator, evaluator_for
-from reference_agents.minimax import SearchTimeout, check_options, search_budget
+from reference_agents.minimax import SearchTimeout, check_limits, check_options, search_budget
 
 #: How often (in nodes) the search looks at the clock; a power of two minus one.
 CLOCK_EVERY = 63
@@ -98,8 +98,7 @@ class MaxNAgent(SearchAgent):
     ) -> None:
         super().__init__(game)
         check_options("maxn", options, set())
-        if depth is not None and depth < 1:
-            raise ValueError(f"maxn depth must be at least 1, not {depth}")
+        check_limits("maxn", depth, move_time)
         self.depth = depth
         self.move_time = move_time
         self.paranoid = paranoid

@@ -50,7 +50,7 @@ import games
 from games import Move, State
 from reference_agents._agent import SearchAgent, SearchInfo
 from reference_agents.evaluation import Evaluator, evaluator_for
-from reference_agents.minimax import check_options, search_budget
+from reference_agents.minimax import check_limits, check_options, search_budget
 
 #: Simulations per move with neither a time limit nor a ``simulations`` option.
 DEFAULT_SIMULATIONS = 1000
@@ -149,6 +149,7 @@ class MCTSAgent(SearchAgent):
     ) -> None:
         super().__init__(game)
         check_options("mcts", options, set())
+        check_limits("mcts", None, move_time)
         if simulation is None:
             simulation = "eval" if game.name in _EVAL_SIMULATION_GAMES else "random"
         if simulation not in ("random", "eval"):

@@ -98,6 +98,14 @@ def search_budget(time_limit: float | None, move_time: float | None) -> float | 
     return max(t * 0.5, t - min(max(t * SEARCH_MARGIN, MIN_MARGIN_S), MAX_MARGIN_S))
 
 
+def check_limits(name: str, depth: int | None, move_time: float | None) -> None:
+    """ValueError unless ``depth`` (plies) is at least 1 and ``move_time`` (seconds) positive."""
+    if depth is not None and depth < 1:
+        raise ValueError(f"{name} depth must be at least 1, not {depth}")
+    if move_time is not None and not move_time > 0:
+        raise ValueError(f"{name} move_time must be a positive number of seconds, not {move_time}")
+
+
 def check_options(name: str, options: dict[str, Any], allowed: set[str]) -> None:
     unknown = set(options) - allowed
     if unknown:
@@ -129,8 +137,7 @@ class MinimaxAgent(Agent):
     ) -> None:
         super().__init__(game)
         check_options("minimax", options, set())
-        if depth is not None and depth < 1:
-            raise ValueError(f"minimax depth must be at least 1, not {depth}")
+        check_limits("minimax", depth, move_time)
         self.depth = depth
         self.move_time = move_time
         self.rng = random.Random(seed) if seed is not None else None

@@ -41,6 +41,7 @@ from reference_agents.minimax import (
     CLOCK_EVERY,
     DEFAULT_DEPTH,
     SearchTimeout,
+    check_limits,
     check_options,
     search_budget,
     two_player_refusal,
@@ -69,8 +70,7 @@ class NegamaxAgent(Agent):
     ) -> None:
         super().__init__(game)
         check_options("negamax", options, set())
-        if depth is not None and depth < 1:
-            raise ValueError(f"negamax depth must be at least 1, not {depth}")
+        check_limits("negamax", depth, move_time)
         self.depth = depth
         self.move_time = move_time
         self.rng = random.Random(seed) if seed is not None else None

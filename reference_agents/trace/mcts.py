@@ -71,7 +71,9 @@ class MCTSRecorder(Recorder):
         return (
             "N: visits; U: sum of the payoffs, scaled to [0, 1], of the player who chose the move "
             "into the node; U/N its mean; UCB1 = U/N + c sqrt(ln N(parent) / N) at the parent's "
-            "last choice; 'value' (JSON) is U/N in the game's units"
+            "last choice; 'value' (JSON) is U/N in the game's units, and so is the answer's "
+            f"value: {self.game.min_utility:g} + {self.game.max_utility - self.game.min_utility:g}"
+            " x U/N of the chosen move"
         )
 
     def units(self) -> str:

@@ -130,7 +130,7 @@ def analyze_position(
     """
     import games
     import reference_agents
-    from reference_agents.registry import parse_spec
+    from reference_agents.registry import agent_options, check_options, parse_spec
 
     if depth is not None and move_time is not None:
         raise ValueError("give --depth or --move-time, not both")
@@ -143,7 +143,20 @@ def analyze_position(
     name, options = parse_spec(agent_spec)
     if trace_simulations and name != "mcts":
         raise ValueError("--trace-simulations shows the four phases of MCTS: use --agent mcts")
+    # The options as written are checked first, so that --depth neither hides a bad one nor
+    # silently wins over one given in the agent's spec.
+    options = check_options(name, options)
     if depth is not None:
+        if "depth" in options:
+            raise ValueError(
+                f"the depth is given twice ({agent_spec} and --depth {depth}): give it once"
+            )
+        if "depth" not in {option.name for option in agent_options(name)}:
+            listing = ", ".join(o.describe() for o in agent_options(name) if o.kind is not None)
+            raise ValueError(
+                f"--depth: {name} does not search to a depth; use --move-time, or its own "
+                f"options in --agent {name}:...; options: {listing}"
+            )
         options["depth"] = depth
     options.setdefault("seed", 0)  # the same answer every time for the same position
     agent = reference_agents.make(name, game, **options)
@@ -172,7 +185,7 @@ def analyze_position(
         "to_move": seats[state.player],
         "agent": name,
         "options": options,
-        "value": info.score,
+        "value": None if info.score is None else info.score + 0.0,  # no -0 in reports
         "best": game.format_move(state, move),
         "pv": info_json["pv"],
         "nodes": info.nodes,
@@ -196,7 +209,8 @@ def report_text(report: dict[str, Any]) -> str:
         f"{report['game']} after {' '.join(report['moves']) or '(start)'}; "
         f"{report['to_move']} to move",
         f"agent      {report['agent']} {report['options']}",
-        f"value      {'unknown' if value is None else f'{value:+.4g}'} (for {report['to_move']})",
+        f"value      {'unknown' if value is None else f'{value + 0.0:+.4g}'} "
+        f"(for {report['to_move']})",
         f"best move  {report['best']}",
         f"pv         {' '.join(report['pv'])}",
         f"depth      {report['depth']}",
