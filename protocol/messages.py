@@ -22,6 +22,9 @@ MAX_WIRE_INT = 2**53 - 1
 MIN_MOVE_MS = 50
 MAX_MOVE_MS = 60_000
 MAX_BANK_MS = 600_000
+#: Longest id or name a client may send, and longest move in a principal variation.
+MAX_NAME_CHARS = 64
+MAX_NOTATION_CHARS = 64
 
 
 class _Message(BaseModel):
@@ -39,6 +42,13 @@ def _integral(value: Any) -> Any:
         return int(value)
     return value
 
+
+#: An id or a name a client sends (game, bot, match or challenge): short, so that nothing a
+#: client sends makes an error or a log line long.
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+#: One move of a principal variation, in a game's notation (the longest, a backgammon turn
+#: with four hits, is under 40 characters).
+Notation = Annotated[str, Field(max_length=MAX_NOTATION_CHARS)]
 
 #: An integer on the wire: one every JSON parser (JavaScript's included) reads exactly, written
 #: 2 or 2.0; a string, a boolean or a fraction is refused even in the server's strict parsing.
@@ -86,7 +96,7 @@ class MoveInfo(_Message):
     depth: WireInt | None = Field(default=None, ge=0, le=MAX_WIRE_INT)
     score: float | None = Field(default=None, description="finite: NaN and Infinity are refused")
     nodes: WireInt | None = Field(default=None, ge=0, le=MAX_WIRE_INT)
-    pv: list[str] = Field(default_factory=list, max_length=64)
+    pv: list[Notation] = Field(default_factory=list, max_length=64)
     comment: str = Field(default="", max_length=280)
 
 
@@ -115,38 +125,38 @@ class Hello(_Message):
 
 class JoinLobby(_Message):
     type: Literal["join"] = "join"
-    game: str
+    game: Name
     time_control: TimeControl | None = None
     policy: Policy = Policy.forfeit
 
 
 class LeaveLobby(_Message):
     type: Literal["leave"] = "leave"
-    game: str | None = Field(default=None, description="null: leave every queue")
+    game: Name | None = Field(default=None, description="null: leave every queue")
 
 
 class Challenge(_Message):
     type: Literal["challenge"] = "challenge"
-    game: str
-    opponents: list[str] = Field(min_length=1, max_length=2)
+    game: Name
+    opponents: list[Name] = Field(min_length=1, max_length=2)
     time_control: TimeControl | None = None
     policy: Policy = Policy.forfeit
 
 
 class AcceptChallenge(_Message):
     type: Literal["accept"] = "accept"
-    challenge_id: str
+    challenge_id: Name
 
 
 class DeclineChallenge(_Message):
     type: Literal["decline"] = "decline"
-    challenge_id: str
+    challenge_id: Name
     reason: str = Field(default="", max_length=200)
 
 
 class MakeMove(_Message):
     type: Literal["move"] = "move"
-    match_id: str
+    match_id: Name
     ply: WireInt = Field(ge=0, le=MAX_WIRE_INT)
     move: str = Field(max_length=200)
     info: MoveInfo | None = None
@@ -154,7 +164,7 @@ class MakeMove(_Message):
 
 class Resign(_Message):
     type: Literal["resign"] = "resign"
-    match_id: str
+    match_id: Name
 
 
 class Ping(_Message):

@@ -37,7 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from protocol.errors import ErrorCode
-from protocol.messages import ClientMessage, client_message_adapter
+from protocol.messages import MAX_NAME_CHARS, ClientMessage, client_message_adapter
 
 #: At most this many characters of anything the client sent are quoted back in an error.
 ECHO_CHARS = 40
@@ -105,7 +105,8 @@ def _refusal(error: ValidationError, text: str | bytes) -> WireError:
             f"unknown message type {clip(tag)!r}; client types are {expected}",
         )
     match_id = data.get("match_id") if data is not None else None
-    match_id = match_id if isinstance(match_id, str) else None
+    # Quoted back only when it could be a match's id: nothing long is echoed.
+    match_id = match_id if isinstance(match_id, str) and len(match_id) <= MAX_NAME_CHARS else None
     message_type = str(first["loc"][0]) if first["loc"] else "message"
     not_finite = [e for e in errors if _not_finite(e.get("input"))]
     if not_finite:

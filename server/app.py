@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import gc
+import logging
 import secrets
 import socket
 import sys
@@ -29,6 +30,8 @@ from server.settings import Settings
 from server.transport import ArenaWebSocketProtocol, http_protocol
 from server.ws.endpoint import bot_websocket
 from server.ws.session import CLOSE_GRACE_S
+
+log = logging.getLogger("server.app")
 
 #: gc.set_threshold once the server has started (defaults: 700, 10, 10).
 GC_THRESHOLDS = (50_000, 50, 100)
@@ -54,6 +57,10 @@ def uvicorn_config(app: Starlette, settings: Settings, **options: Any) -> uvicor
         ws_max_size=MAX_FRAME_BYTES,
         # Frames are a few hundred bytes of JSON: compressing each costs more CPU than it saves.
         ws_per_message_deflate=False,
+        # No WebSocket-level keepalive from uvicorn: the protocol's own heartbeat (ping/pong in
+        # JSON, settings.heartbeat_s) decides when a bot is gone, with a coded error. uvicorn's
+        # would close a bot that stops reading for 40 s while it thinks, silently (1011).
+        ws_ping_interval=None,
         lifespan="on",
         log_config=log_config(),
         **options,
@@ -71,6 +78,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
             async with database.session() as session:
                 app.state.aborted_on_start = await matches.abort_unfinished(session)
                 app.state.admin_token_hash = await _admin_token_hash(session, settings)
+            if app.state.aborted_on_start:
+                log.info(
+                    "closed %d match(es) a crash left running, as aborted (their moves are kept)",
+                    app.state.aborted_on_start,
+                )
             app.state.database = database
             referee = Referee(database, settings)
             app.state.referee = referee

@@ -10,9 +10,11 @@
   uvicorn handles below the app with the protocol's coded error before closing, and without a
   traceback in the log: a frame over 64 KiB (``frame_too_large``, close 1009; refused from its
   header, before its payload is read) and a text frame that is not UTF-8 (``bad_json``, close
-  1007). It also puts a :class:`TransportHandle` in the ASGI scope, so that a session can abort
-  a connection whose peer stopped reading (ASGI itself has no way to drop a connection whose
-  close frame cannot be written).
+  1007). WebSocket-level pings, which the app never sees, are rate-limited and answered only
+  while the peer reads; the closing handshake waits 1 s, not 10. It also puts a
+  :class:`TransportHandle` in the ASGI scope, so that a session can abort a connection whose
+  peer stopped reading (ASGI itself has no way to drop a connection whose close frame cannot be
+  written).
 """
 
 from __future__ import annotations
@@ -64,8 +66,42 @@ def _error_frame(code: ErrorCode, message: str) -> bytes:
     return Frame(Opcode.TEXT, text.encode()).serialize(mask=False)
 
 
+#: WebSocket-level pings (opcode 9, below the JSON protocol) a client may send: this many per
+#: second, in bursts of ``PING_BURST``; beyond, the connection is closed (1008).
+PING_RATE = 10.0
+PING_BURST = 30
+#: A pong is not queued while this much is already waiting to be written to the peer (RFC 6455
+#: lets an endpoint answer only the latest ping): a client that pings and never reads cannot
+#: make the server buffer pongs for it.
+PONG_BUFFER_LIMIT = 64 * 1024
+#: Seconds to wait for the peer's reply to our close frame before dropping the connection
+#: (uvicorn's default is 10, during which it keeps reading whatever the peer sends).
+CLOSE_TIMEOUT_S = 1.0
+
+
 class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
-    """uvicorn's websockets-sansio protocol with coded frame errors and an abort handle."""
+    """uvicorn's websockets-sansio protocol with coded frame errors, bounded pings, a short
+    closing handshake and an abort handle."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.close_timeout = CLOSE_TIMEOUT_S
+        self._ping_tokens = float(PING_BURST)
+        self._ping_at = self.loop.time()
+
+    def handle_ping(self) -> None:
+        now = self.loop.time()
+        self._ping_tokens = min(PING_BURST, self._ping_tokens + (now - self._ping_at) * PING_RATE)
+        self._ping_at = now
+        if self._ping_tokens < 1.0:
+            log.info("closing %s: WebSocket pings faster than %g/s", _peer(self), PING_RATE)
+            self.conn.fail(1008, "too many WebSocket pings")
+            self.handle_parser_exception()
+            return
+        self._ping_tokens -= 1.0
+        output = self.conn.data_to_send()  # the pong websockets prepared
+        if self.transport.get_write_buffer_size() < PONG_BUFFER_LIMIT:
+            self.transport.write(b"".join(output))
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
@@ -78,6 +114,7 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
         if isinstance(self.conn.parser_exc, PayloadTooBig) and not self.transport.is_closing():
             # websockets refused the frame from its header and queued the close (1009): say why
             # first, as the protocol documents.
+            log.info("closing %s: frame_too_large (a message over 64 KiB)", _peer(self))
             self.transport.write(
                 _error_frame(
                     ErrorCode.frame_too_large,
@@ -95,7 +132,7 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
                 # uvicorn would log a traceback for every such frame; a client must not be able
                 # to fill the log. RFC 6455 closes with 1007; the coded error comes first.
                 self.frames = []
-                log.debug("closing %s: a text frame is not UTF-8", self.client)
+                log.info("closing %s: bad_json (a text frame is not UTF-8)", _peer(self))
                 self.transport.write(
                     _error_frame(ErrorCode.bad_json, "a text frame is not valid UTF-8")
                 )
@@ -103,6 +140,11 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
                 self.handle_parser_exception()
                 return
         super().send_receive_event_to_app()
+
+
+def _peer(protocol: Any) -> str:
+    client = protocol.client
+    return f"connection {client[0]}:{client[1]}" if client else "a connection"
 
 
 class ArenaHttpProtocol(H11Protocol):

@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from protocol.errors import ErrorCode
+from protocol.wire import clip
 from server.api.auth import require_admin
 from server.api.body import read_json_body
 from server.api.errors import ApiError
@@ -85,6 +86,13 @@ def _revoke(request: Request, name: str, code: ErrorCode) -> None:
 
 async def _body_name(request: Request) -> str:
     body = await read_json_body(request)
+    extra = sorted(set(body) - {"name"}) if isinstance(body, dict) else []
+    if extra:
+        raise ApiError(
+            400,
+            ErrorCode.invalid_message,
+            f"unknown field {clip(repr(extra[0]))}: the body is {{\"name\": \"<bot name>\"}}",
+        )
     name = body.get("name") if isinstance(body, dict) else None
     if not isinstance(name, str):
         raise ApiError(400, ErrorCode.invalid_message, 'send a JSON body {"name": "<bot name>"}')

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from protocol.errors import ErrorCode
+from protocol.wire import clip
 
 log = logging.getLogger("arena.api")
 
@@ -49,7 +50,7 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     code = _CODE_BY_STATUS.get(exc.status_code, ErrorCode.bad_request)
-    message = exc.detail if exc.status_code != 404 else f"nothing at {request.url.path}"
+    message = exc.detail if exc.status_code != 404 else f"nothing at {clip(request.url.path, 80)}"
     return error_response(exc.status_code, code, message, exc.headers)
 
 

@@ -70,7 +70,7 @@ async def _record(request: Request) -> dict[str, Any]:
     async with request.app.state.database.session() as session:
         record = await matches.get_match(session, match_id)
     if record is None:
-        raise ApiError(404, ErrorCode.not_found, f"no match {match_id!r}")
+        raise ApiError(404, ErrorCode.not_found, f"no match {clip(repr(match_id), 80)}")
     return record
 
 

@@ -46,6 +46,8 @@ class Bot(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
+    #: The name in lower case: names are unique whatever their case ("Alice" is "alice").
+    name_key: Mapped[str] = mapped_column(String(80), unique=True)
     #: sha256 hex of the token; the token itself is shown once and never stored.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     enabled: Mapped[bool] = mapped_column(default=True)

@@ -76,6 +76,8 @@ class Referee:
         # token check overlapped a revocation of that bot checks again (see authenticate).
         self._revocations = 0
         self._revoked_at: dict[str, int] = {}
+        #: Set when the server starts shutting down: no new match starts after that.
+        self.closing = False
 
     async def start(self) -> None:
         """Load the seat-rotation counts from the stored matches; matches start on demand."""
@@ -93,8 +95,12 @@ class Referee:
     async def shutdown(self) -> None:
         """The server is going down: abort every match (the bots get match_end ``aborted``),
         then close every bot's connection with the fatal ``shutting_down`` (close code 1012)."""
-        running = len(self._tasks)
+        self.closing = True
+        runners = list(self.matches.values())
         await self.stop()
+        aborted = sum(
+            r.result is not None and r.result.termination == "aborted" for r in runners
+        )
         closing = RefereeError(
             ErrorCode.shutting_down, "the server is shutting down; reconnect later"
         ).to_message(fatal=True)
@@ -104,7 +110,7 @@ class Referee:
             conn.close_with(closing)
         log.info(
             "shutting down: %d match(es) aborted, %d bot(s) disconnected",
-            running,
+            aborted,
             len(connections),
         )
 
@@ -202,6 +208,7 @@ class Referee:
 
     def join(self, conn: BotConnection, message: JoinLobby) -> bool:
         """Queue the bot (answer ``joined``); True if it was not waiting in that queue yet."""
+        self._check_open()
         game = _game(message.game)
         tc = _time_control(game, message.time_control)
         key = QueueKey.of(game.name, tc, message.policy)
@@ -229,6 +236,7 @@ class Referee:
     # --- challenges ---------------------------------------------------------------------
 
     def challenge(self, conn: BotConnection, message: Challenge) -> None:
+        self._check_open()
         game = _game(message.game)
         tc = _time_control(game, message.time_control)
         if len(message.opponents) != game.num_players - 1:
@@ -271,6 +279,7 @@ class Referee:
             self.connections.send(party.bot_id, received)
 
     def accept(self, conn: BotConnection, message: AcceptChallenge) -> None:
+        self._check_open()
         pending = self._pending(conn, message.challenge_id)
         pending.accepted.add(conn.bot_id)
         if pending.complete():
@@ -286,6 +295,12 @@ class Referee:
         )
         for party in pending.parties():
             self.connections.send(party.bot_id, declined)
+
+    def _check_open(self) -> None:
+        if self.closing:
+            raise RefereeError(
+                ErrorCode.shutting_down, "the server is shutting down: no new match starts"
+            )
 
     def _pending(self, conn: BotConnection, challenge_id: str) -> PendingChallenge:
         pending = self.challenges.for_opponent(challenge_id, conn.bot_id)

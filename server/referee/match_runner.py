@@ -25,6 +25,7 @@ Faults and what they cost (``docs/protocol.md`` repeats this):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import random
@@ -151,6 +152,7 @@ class MatchRunner:
         self._match_id_json = _dumps(match_id)
         self._position_json = "{}"
         self._resigned: int | None = None
+        self._finishing: asyncio.Future[None] | None = None
 
     # --- called by the referee / sessions -------------------------------------------------
 
@@ -253,10 +255,18 @@ class MatchRunner:
                 payoffs = [float(p) for p in self.state.returns()]
             else:
                 payoffs = drawn_payoffs(self.game)
-            await self._finish(termination, at_fault, payoffs)
+            # Its own task: a shutdown that comes while the result is being stored must not
+            # cut the match off between its stored result and its match_end.
+            self._finishing = asyncio.ensure_future(self._finish(termination, at_fault, payoffs))
+            await asyncio.shield(self._finishing)
         except asyncio.CancelledError:
-            # Shutdown: close the match cleanly as aborted, then let the cancellation through.
-            await self._abort()
+            if self._finishing is not None:
+                # The match ended just before the shutdown: its result is stored and told.
+                with contextlib.suppress(Exception):
+                    await self._finishing
+            else:
+                # Shutdown: close the match cleanly as aborted, then let the cancellation through.
+                await self._abort()
             raise
         except Exception:
             log.exception("match %s failed; aborting it", self.match_id)

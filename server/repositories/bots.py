@@ -11,11 +11,13 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from protocol.wire import clip
 from server.db.models import AdminToken, Bot
 
-#: Bot names appear in URLs and on the wire: keep them plain. Matched with fullmatch: ``$``
-#: would also match before a trailing newline ("okname\n", a look-alike of "okname").
-NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+#: Bot names appear in URLs and on the wire: keep them plain, and begin and end them with a letter
+#: or digit ("alice." would pass for "alice"). Matched with fullmatch: ``$`` would also match
+#: before a trailing newline ("okname\n", a look-alike of "okname").
+NAME_PATTERN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9])?")
 
 
 class BotNameError(ValueError):
@@ -42,13 +44,15 @@ async def create_bot(session: AsyncSession, name: str) -> tuple[Bot, str]:
     """A new enabled bot and its token (the only time the token is available)."""
     if not NAME_PATTERN.fullmatch(name):
         raise BotNameError(
-            f"bad bot name {name!r}: use 1-64 letters, digits, '_', '-' or '.', "
-            "starting with a letter or digit"
+            f"bad bot name {clip(repr(name), 80)}: use 1-64 letters, digits, '_', '-' or '.', "
+            "starting and ending with a letter or digit"
         )
-    if await bot_by_name(session, name) is not None:
-        raise BotExistsError(f"a bot named {name!r} already exists")
+    taken = await session.scalar(select(Bot.name).where(Bot.name_key == name.lower()))
+    if taken is not None:
+        same = "" if taken == name else f" (as {taken!r}: names are the same whatever their case)"
+        raise BotExistsError(f"a bot named {name!r} already exists{same}")
     token = new_token()
-    bot = Bot(name=name, token_hash=hash_token(token), enabled=True)
+    bot = Bot(name=name, name_key=name.lower(), token_hash=hash_token(token), enabled=True)
     session.add(bot)
     try:
         await session.flush()
@@ -91,7 +95,7 @@ async def set_enabled(session: AsyncSession, name: str, enabled: bool) -> Bot:
 async def _require(session: AsyncSession, name: str) -> Bot:
     bot = await bot_by_name(session, name)
     if bot is None:
-        raise UnknownBotError(f"no bot named {name!r}")
+        raise UnknownBotError(f"no bot named {clip(repr(name), 80)}")
     return bot
 
 

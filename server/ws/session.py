@@ -190,9 +190,7 @@ class Session:
         if self._closing:
             return
         if error.fatal and error.code != ErrorCode.shutting_down:
-            log.info(
-                "closing %s: %s (%s)", self._who(), error.code, clip(error.message, 200)
-            )
+            log.info("closing %s: %s (%s)", self._who(), error.code, printable(error.message))
         self._out.put_nowait(error.model_dump_json())
         if error.code == ErrorCode.frame_too_large:
             code = CLOSE_TOO_BIG
@@ -336,7 +334,7 @@ class Session:
             "login %s from %s (%s)%s",
             self.bot_name,
             self._peer(),
-            clip(hello.client, 60) or "no client name",
+            printable(hello.client) or "no client name",
             f"; resyncing {len(running)} match(es)" if running else "",
         )
         self.send(
@@ -407,6 +405,13 @@ class Session:
             # Only the move's info was at fault: the move counts, the bot is told what was
             # dropped.
             message, warning = e.salvaged, e
+        if isinstance(message, Pong) and message.id in self._pings:
+            # The answer to the server's own ping is never dropped: it measures the latency
+            # grace, and it costs nothing.
+            self._dispatch(message, received_at)
+            if allowed:
+                self._bucket.refund()
+            return None
         if isinstance(message, MakeMove) and self.phase is Phase.LOGGED_IN:
             if warning is not None:
                 self._error(warning.code, warning.message, warning.match_id)
@@ -551,3 +556,10 @@ class Session:
 
     def _who(self) -> str:
         return f"bot {self.bot_name}" if self.bot_name else f"connection {self._peer()} (no hello)"
+
+
+def printable(text: str, limit: int = 200) -> str:
+    """``text`` for one line of the server's log: cut short, every control or invisible character
+    (newline, escape, NUL, ...) written as an escape, so that no client can forge log lines or
+    drive the instructor's terminal."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in clip(text, limit))

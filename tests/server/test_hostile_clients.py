@@ -125,6 +125,14 @@ class Stalled:
                     await asyncio.sleep(0)
         return sent
 
+    async def control_pings(self, seconds: float) -> None:
+        """WebSocket ping frames as fast as they go, for ``seconds`` or until dropped."""
+        with contextlib.suppress(TimeoutError, websockets.ConnectionClosed, OSError):
+            async with asyncio.timeout(seconds):
+                for i in range(10**9):
+                    await self.ws.ping(i.to_bytes(8, "big") * 15)
+                    await asyncio.sleep(0)
+
     def close(self) -> None:
         """Drop the connection (a client that never reads would never finish a close
         handshake)."""
@@ -155,12 +163,18 @@ async def memory_attack(srv: ServerProcess, baseline: int) -> int:
 
     watcher = asyncio.create_task(watch())
     ping = json.dumps({"type": "ping", "id": 1})
+    # And WebSocket-level pings (opcode 9, below the JSON protocol) from clients that never
+    # read: each used to queue a pong the server kept for ever.
+    pingers = [await Stalled.connect(srv.ws_url, srv.port) for _ in range(3)]
     await asyncio.gather(
-        *(s.flood(big, 4.0) for s in stalled), *(r.flood(ping, 4.0) for r in readers)
+        *(s.flood(big, 4.0) for s in stalled),
+        *(r.flood(ping, 4.0) for r in readers),
+        *(p.control_pings(4.0) for p in pingers),
     )
     watcher.cancel()
-    for client in (*stalled, *readers):
+    for client in (*stalled, *readers, *pingers):
         client.close()
+    assert all(p.ws.close_code == 1008 for p in pingers), [p.ws.close_code for p in pingers]
     return peak
 
 
@@ -279,6 +293,13 @@ async def test_hostile_clients_get_coded_answers_while_honest_bots_play(
         )
         assert warning["match_id"] == "m" and "the move itself was played" in warning["message"]
         assert (await mallory.expect("error"))["code"] == "unknown_match"
+    # An id far over the limit is refused, quoted short (not echoed back in full).
+    error = await refused(
+        mallory,
+        {"type": "move", "match_id": "m" * 60_000, "ply": 0, "move": "a1"},
+        "invalid_message",
+    )
+    assert len(error["message"]) < 400 and error.get("match_id") is None
     await mallory.send({"type": "ping", "id": 77})
     await mallory.expect("pong", id=77)  # none of that was fatal
 
@@ -309,6 +330,18 @@ async def test_hostile_clients_get_coded_answers_while_honest_bots_play(
     while not fatal["fatal"]:
         fatal = await mallory.expect_error("rate_limited")
     assert await mallory.expect_closed() == 1008
+
+    # Free text a bot sends ends up in the log escaped: no forged lines, no terminal codes.
+    forger = await WsBot.connect(srv.ws_url)
+    await forger.send(
+        {
+            "type": "hello",
+            "protocol": 1,
+            "token": srv.create_bot("forger"),
+            "client": "x\nINFO:     closing bot honest_a: forged\x1b[2J\x00",
+        }
+    )
+    await forger.expect("welcome")
 
     # --- memory --------------------------------------------------------------------------
     peak = await memory_attack(srv, baseline)
@@ -357,6 +390,9 @@ async def test_hostile_clients_get_coded_answers_while_honest_bots_play(
     assert srv.stop() in (0, -15)
     assert "Traceback" not in srv.log, srv.log
     assert "Exception in ASGI" not in srv.log, srv.log
+    assert "forged" in srv.log and "\nINFO:     closing bot honest_a: forged" not in srv.log
+    assert "\x1b" not in srv.log and "\x00" not in srv.log
+    assert "WebSocket pings faster than" in srv.log
 
 
 @pytest.mark.parametrize("attack", ["half_headers", "half_body", "silent_connection"])

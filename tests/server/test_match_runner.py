@@ -4,15 +4,23 @@ matches on one connection and shutdown; plus the clock and payoff arithmetic on 
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 from _ws_client import Message, WsBot, rederive, start_pair, stored_records
 from conftest import LiveServer
 
 import games
+from protocol.messages import MakeMove, Policy, TimeControl
+from server.db.database import Database
 from server.referee.clock import SeatClock, latency_grace_ms
-from server.referee.match_runner import drawn_payoffs, forfeit_payoffs
+from server.referee.connections import ConnectionRegistry
+from server.referee.match_runner import MatchRunner, SeatBot, drawn_payoffs, forfeit_payoffs
+from server.repositories import bots as bot_repo
+from server.repositories import matches as match_repo
 
 
 @pytest.fixture(autouse=True)
@@ -391,3 +399,82 @@ async def test_latency_grace_is_capped(
         await first.expect("match_end", match_id=mid)
         (move,) = record(srv, mid)["moves"]
         assert move["forced"] is None and 250 <= move["think_ms"] < 1100
+
+
+# --- shutdown while a result is being stored ----------------------------------------------
+
+
+class _InProcessBot:
+    """A BotConnection living in the test's loop: plays the scripted moves, keeps what it got."""
+
+    def __init__(self, bot_id: int, name: str, moves: list[str]) -> None:
+        self.bot_id, self.bot_name, self.moves = bot_id, name, moves
+        self.runner: Any = None
+        self.got: list[dict[str, Any]] = []
+
+    def send(self, message: Any) -> None:
+        self.send_json(message.model_dump_json())
+
+    def send_json(self, text: str) -> None:
+        message = json.loads(text)
+        self.got.append(message)
+        if message["type"] == "turn":
+            move = MakeMove(
+                match_id=message["match_id"], ply=message["ply"], move=self.moves.pop(0)
+            )
+            asyncio.get_running_loop().call_soon(
+                self.runner.submit, self.bot_id, move, time.monotonic()
+            )
+
+    def rtt_ms(self) -> float | None:
+        return 1.0
+
+    def close_with(self, error: Any) -> None:
+        self.got.append(error.model_dump())
+
+
+async def test_a_shutdown_while_the_result_is_stored_still_tells_the_bots(
+    database: Database,
+) -> None:
+    """The match ends, its result is being committed, and the shutdown cancels the runner right
+    then: the result is stored as it was and both bots still get their match_end."""
+    async with database.session() as session:
+        a, _ = await bot_repo.create_bot(session, "shut_a")
+        b, _ = await bot_repo.create_bot(session, "shut_b")
+        ids = (a.id, b.id)
+    bots = [
+        _InProcessBot(ids[0], "shut_a", ["a1", "a2", "a3"]),  # X wins on the a-file
+        _InProcessBot(ids[1], "shut_b", ["b1", "b2"]),
+    ]
+    registry = ConnectionRegistry()
+    for bot in bots:
+        registry.register(bot)
+    runner = MatchRunner(
+        match_id="shutdownrace",
+        game=games.get("tic_tac_toe"),
+        seats=[SeatBot(bot.bot_id, bot.bot_name) for bot in bots],
+        time_control=TimeControl(move_ms=5000, bank_ms=0),
+        policy=Policy.forfeit,
+        database=database,
+        connections=registry,
+        max_latency_grace_ms=200,
+    )
+    for bot in bots:
+        bot.runner = runner
+    task = asyncio.create_task(runner.run())
+    while not runner.finished:  # the last move is in: the result write has begun
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for bot in bots:
+        end = bot.got[-1]
+        assert (end["type"], end["termination"], end["payoffs"]) == (
+            "match_end",
+            "normal",
+            [1.0, -1.0],
+        )
+    async with database.session() as session:
+        stored = await match_repo.get_match(session, "shutdownrace")
+    assert stored is not None and stored["status"] == "finished"
+    assert stored["result"]["termination"] == "normal"

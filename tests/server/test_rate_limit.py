@@ -115,3 +115,23 @@ async def test_per_bot_limits_are_coded(live_server: LiveServer) -> None:
     await bot.send(challenge)
     error = await bot.expect_error("limit_reached")
     assert f"{settings.max_challenges_per_bot} challenges" in error["message"]
+
+
+async def test_the_pong_to_the_servers_ping_is_never_dropped(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """With the allowance spent, the answers to the server's pings still count (they measure
+    the latency grace) and are never answered with rate_limited."""
+    srv = start_server(
+        heartbeat_s=0.1, heartbeat_misses=100, rate_limit_per_s=0.5, rate_limit_burst=5
+    )
+    name, token = srv.create_bot()
+    bot = await WsBot.connect(srv.ws_url, token)  # answers every server ping with a pong
+    for i in range(4):  # with the hello: the whole burst
+        await bot.send({"type": "ping", "id": 100 + i})
+    session = srv.app.state.referee.connections.by_name(name)
+    await asyncio.sleep(1.0)  # about ten server pings, answered, while no token is left
+    dropped = [m for m in bot.log if m["type"] == "error"]
+    assert dropped == [], dropped
+    assert session is not None and session.rtt_ms() is not None
+    assert session._bucket.tokens < 1.0  # the allowance really was spent meanwhile

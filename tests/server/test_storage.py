@@ -31,7 +31,7 @@ async def test_migration_creates_exactly_the_models(database: Database) -> None:
     async with database.engine.connect() as conn:
         assert await conn.run_sync(_diff) == []
         version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar()
-    assert version == "0001"
+    assert version == "0002"
     # Migrating again is a no-op.
     await database.migrate()
 
@@ -288,3 +288,40 @@ for i in range(10):
     result = runner.invoke(app, ["bots", "create", f"cli{i}", "--db", sys.argv[1]])
     assert result.exit_code == 0, result.output
 """
+
+
+async def test_bot_names_are_unique_whatever_their_case(db_url: str) -> None:
+    """Migration 0002 keys names in lower case; look-alikes an older database already holds keep
+    working (the later one's key gets its id), and no new look-alike can be created."""
+    database = Database(db_url)
+    try:
+        await database.migrate("0001")
+        async with database.engine.begin() as conn:
+            for name, token in (("Alice", "a" * 64), ("alice", "b" * 64), ("bob", "c" * 64)):
+                await conn.execute(
+                    text(
+                        "INSERT INTO bots (name, token_hash, enabled, created_at) "
+                        "VALUES (:n, :t, 1, '2026-11-01 00:00:00')"
+                    ),
+                    {"n": name, "t": token},
+                )
+        await database.migrate()
+        async with database.session() as session:
+            keys = (
+                await session.execute(text("SELECT name, name_key FROM bots ORDER BY id"))
+            ).all()
+            assert [tuple(k) for k in keys] == [
+                ("Alice", "alice"),
+                ("alice", "alice#2"),
+                ("bob", "bob"),
+            ]
+            for taken in ("BOB", "ALICE", "alice"):
+                with pytest.raises(bots.BotExistsError, match="already exists"):
+                    await bots.create_bot(session, taken)
+            for look_alike in ("bob.", "bob-", "_bob", "bob\n"):
+                with pytest.raises(bots.BotNameError, match="ending with a letter or digit"):
+                    await bots.create_bot(session, look_alike)
+            created, _ = await bots.create_bot(session, "Carol.Smith")
+            assert created.name_key == "carol.smith"
+    finally:
+        await database.dispose()
