@@ -27,8 +27,10 @@ Instead of ``choose`` a reference agent can play (``agent=reference_agents.make(
 object with ``.choose(state, time_limit) -> (move, info)``, or a factory ``game -> agent`` so that
 every match gets its own agent).
 
-A blocking ``choose`` runs in a worker thread, so pings are answered while it thinks. For more
-control subclass :class:`BotClient` and override the ``on_<type>`` handlers.
+A blocking ``choose`` runs in a worker thread of its own, so pings are answered while it thinks;
+the thread is a daemon, so a ``choose`` that never returns cannot keep the program alive once
+``run_bot`` has returned (its late answer is logged and discarded). For more control subclass
+:class:`BotClient` and override the ``on_<type>`` handlers.
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ import itertools
 import logging
 import math
 import random
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -212,6 +215,10 @@ class MatchView:
     sent: dict[int, MakeMove] = field(default_factory=dict)
     #: Moves played at random because choose() failed (on_choose_error="random").
     fallbacks: int = 0
+    #: Why the match is over for the kit (set when it ends or is forgotten).
+    over: str | None = None
+    #: Mistakes of choose() already warned about in this match (each is said once per match).
+    warned: set[str] = field(default_factory=set)
 
     @property
     def match_id(self) -> str:
@@ -227,6 +234,36 @@ class _Unanswered:
     attempts: int = 1
     #: After a rate_limited: send it again at this time (else after request_timeout_s).
     resend_at: float | None = None
+
+
+#: The name of the threads ``choose`` runs in.
+CHOOSE_THREAD = "ply-arena-choose"
+
+
+class DaemonThreads(Executor):
+    """Runs each call in a new daemon thread.
+
+    ThreadPoolExecutor's workers (asyncio's default executor included) are joined when the
+    program exits, so one ``choose`` stuck in a loop or a ``sleep`` would keep the process alive
+    after ``run_bot`` returned, and make Ctrl+C wait for it. A daemon thread is simply abandoned
+    at exit. Starting a thread costs some 100 microseconds, nothing next to a move.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return  # cancelled before it started
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        threading.Thread(target=work, name=CHOOSE_THREAD, daemon=True).start()
+        return future
 
 
 def _safety_ms(move_ms: int) -> int:
@@ -334,6 +371,8 @@ class BotClient:
             answers but not with a WebSocket handshake is never retried.
         request_timeout_s: send a lobby join, challenge, accept, decline or resign again when
             its answer has not come within this time (a rate-limited server drops messages).
+        executor: where ``choose`` runs (default: a new daemon thread per call, see
+            :class:`DaemonThreads`).
     """
 
     def __init__(
@@ -358,7 +397,7 @@ class BotClient:
         max_retries: int | None = None,
         first_connect_retries: int = 0,
         request_timeout_s: float = 5.0,
-        executor: ThreadPoolExecutor | None = None,
+        executor: Executor | None = None,
     ) -> None:
         if (choose is None) == (agent is None):
             raise ValueError("pass exactly one of choose= or agent=")
@@ -392,7 +431,7 @@ class BotClient:
         self.max_retries = max_retries
         self.first_connect_retries = first_connect_retries
         self.request_timeout_s = request_timeout_s
-        self.executor = executor
+        self.executor: Executor = executor if executor is not None else DaemonThreads()
 
         self.bot_name: str | None = None
         self.heartbeat_ms = 15_000
@@ -751,8 +790,18 @@ class BotClient:
         view = self.matches.pop(message.match_id, None)
         if view is None:
             return
-        if view.thinking is not None:
+        view.over = f"the match ended meanwhile ({message.termination.value})"
+        if view.thinking is not None and not view.thinking.done():
             view.thinking.cancel()
+            if view.turn is not None:
+                log.warning(
+                    "match %s ended (%s) while %s was still thinking about ply %d; whatever it "
+                    "returns will be discarded",
+                    message.match_id,
+                    message.termination.value,
+                    self._who(),
+                    view.turn.ply,
+                )
         self._unanswered.pop(("resign", message.match_id), None)
         self.results.append(message)
         self.fallbacks[message.match_id] = view.fallbacks
@@ -835,12 +884,16 @@ class BotClient:
         return self.agent(game)  # a factory: a fresh agent (and tree) per match
 
     async def _play(self, view: MatchView, turn: Turn, clock: Clock) -> None:
-        loop = asyncio.get_running_loop()
         try:
             state = view.game.state_from_json(turn.position)
-            text, info = await loop.run_in_executor(
-                self.executor, self._decide, view, state, turn, clock
-            )
+            work = self.executor.submit(self._decide, view, state, turn, clock)
+            try:
+                text, info = await asyncio.wrap_future(work)
+            except asyncio.CancelledError:
+                # The turn is gone (the match ended, a newer turn came, the bot stops): the
+                # thread cannot be stopped, but what it returns is said to be discarded.
+                work.add_done_callback(lambda done: self._discarded(view, turn, clock, done))
+                raise
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -892,6 +945,32 @@ class BotClient:
     def _who(self) -> str:
         return "the agent's choose()" if self.agent is not None else "choose()"
 
+    def _discarded(self, view: MatchView, turn: Turn, clock: Clock, done: Future[Any]) -> None:
+        """A choose() call whose turn is gone has finished (in its own thread, or at once if it
+        had): its answer is not sent; say so, so that a slow bot's author sees where moves went.
+        """
+        if done.cancelled():
+            return  # it never ran
+        if view.over is not None:
+            why = view.over
+        elif view.turn is not None and view.turn.ply != turn.ply:
+            why = f"the match moved on to ply {view.turn.ply}"
+        else:
+            why = "the bot stopped"
+        error = done.exception()
+        answer = f"raised {error!r}" if error is not None else f"answered {done.result()[0]!r}"
+        log.warning(
+            "%s %s for ply %d of match %s after %.1f s (the turn allowed %d ms), but %s: the "
+            "answer is discarded",
+            self._who(),
+            answer,
+            turn.ply,
+            view.match_id,
+            clock.elapsed_ms() / 1000,
+            clock.deadline_ms,
+            why,
+        )
+
     async def _fail(self, view: MatchView, turn: Turn, error: Exception) -> None:
         """on_choose_error="raise": resign, stop, and let run() raise ``error``."""
         if self._failure is None:
@@ -929,6 +1008,7 @@ class BotClient:
         view = self.matches.pop(match_id, None)
         if view is None:
             return
+        view.over = f"the match is over ({why})"
         if view.thinking is not None:
             view.thinking.cancel()
         self._unanswered.pop(("resign", match_id), None)
