@@ -309,26 +309,77 @@ def _split_result(result: Any) -> tuple[Any, Any]:
     return result, None
 
 
+#: How each game reads an int returned as a move object (docs/games.md): the name of the index,
+#: what it counts, its range.
+_INT_MOVES: dict[str, tuple[str, str, str]] = {
+    "tic_tac_toe": ("cell index", "cell", "0..8, row by row from the top-left"),
+    "connect_four": ("column index", "column", "0..6 from the left"),
+    "othello": ("square index", "square", "0..63, 64 for pass"),
+    "chinese_checkers": ("move value", "move", "an int with the origin's and the target's bit set"),
+}
+
+
+def _is_int(move: Any) -> bool:
+    return isinstance(move, int) and not isinstance(move, bool)
+
+
 def _legal_text(game: Game, state: State, move: Any, turn: Turn, who: str) -> str:
-    """The notation of ``move`` if it is one of the turn's legal moves, else ChooseError."""
+    """The notation of ``move`` if it is one of the turn's legal moves, else ChooseError.
+
+    A string may be another spelling of a legal move ("B2", " 4 "); anything else must be a move
+    object of this position (one of ``state.actions()``, or one that round-trips through the
+    notation to itself), so that Connect Four's ``-1`` is not read as the last column.
+    """
     legal = turn.legal_moves
     if isinstance(move, str) and move in legal:
         return move
-    try:
-        # Another spelling of a legal move ("B2", " 4 "), or a move object of the game.
-        parsed = game.parse_move(state, move.strip()) if isinstance(move, str) else move
-        text = game.format_move(state, parsed)
-    except Exception:
-        text = None
+    text: str | None = None
+    with contextlib.suppress(Exception):
+        if isinstance(move, str):
+            text = game.format_move(state, game.parse_move(state, move.strip()))
+        elif not isinstance(move, bool) and move is not None:
+            written = game.format_move(state, move)
+            if move in state.actions() or game.parse_move(state, written) == move:
+                text = written
     if text is not None and text in legal:
         return text
     shown = ", ".join(legal[:40]) + (f", ... ({len(legal)} in all)" if len(legal) > 40 else "")
     hint = " (did you forget to return the move?)" if move is None else ""
+    if _is_int(move):
+        hint = " " + _int_reading(game, state)
     raise ChooseError(
         f"{who} returned {move!r}{hint}, which is not a legal move in match {turn.match_id} at "
         f"ply {turn.ply}; legal moves: {shown}",
         returned=move,
         legal_moves=list(legal),
+    )
+
+
+def _int_reading(game: Game, state: State) -> str:
+    """How the kit reads an int in ``game``, with an example, e.g. ``(an int is read as ...)``."""
+    index, _, counts = _INT_MOVES.get(game.name, ("move object", "move", ""))
+    example = ""
+    with contextlib.suppress(Exception):
+        first = next(a for a in state.actions() if _is_int(a))
+        example = f": {first!r} is the move written {game.format_move(state, first)!r}"
+    counts = f", {counts}" if counts else ""
+    return (
+        f"(an int is read as a {game.name} move object, the {index}{counts}{example}; "
+        "return a string of legal_moves to play by notation)"
+    )
+
+
+def _int_warning(game: Game, move: Any, text: str, who: str) -> str | None:
+    """A warning when ``move``, a move object, looks like the notation of another legal move:
+    Connect Four's ``4`` is the column index 4, written ``'5'``, not the column written
+    ``'4'``."""
+    if isinstance(move, str) or str(move) == text:
+        return None
+    index, thing, _ = _INT_MOVES.get(game.name, ("move object", "move", ""))
+    return (
+        f"{who} returned the {type(move).__name__} {move!r}: the kit reads it as the game's move "
+        f"object ({index} {move!r}, written {text!r}); to play the {thing} written "
+        f"{str(move)!r}, return the string {str(move)!r} (said once per match)"
     )
 
 
@@ -940,7 +991,15 @@ class BotClient:
             result = self.choose_fn(state, list(turn.legal_moves), clock)
         move, info = _split_result(result)
         text = _legal_text(game, state, move, turn, self._who())
+        if str(move) in turn.legal_moves:
+            self._warn_once(view, "int", _int_warning(game, move, text, self._who()))
         return text, _to_move_info(info, game, state)
+
+    def _warn_once(self, view: MatchView, kind: str, warning: str | None) -> None:
+        """Log ``warning`` unless one of this ``kind`` was logged in this match already."""
+        if warning is not None and kind not in view.warned:
+            view.warned.add(kind)
+            log.warning("match %s: %s", view.match_id, warning)
 
     def _who(self) -> str:
         return "the agent's choose()" if self.agent is not None else "choose()"
