@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import itertools
 import logging
 import math
@@ -120,6 +121,8 @@ _REQUEST = ("request", "")
 PACED_GAP_S = 0.06
 #: Accepts, declines and resigns are sent again at most this many times when unanswered.
 MAX_RESENDS = 3
+#: In the text of the server's error about a move whose info it refused (the move was played).
+_INFO_REFUSED = "info refused"
 #: How long the kit waits for the match_end of the matches it resigned before it stops anyway.
 RESIGN_WAIT_S = 5.0
 
@@ -271,32 +274,97 @@ def _safety_ms(move_ms: int) -> int:
     return max(30, move_ms // 10)
 
 
-def _to_move_info(info: Any, game: Game, state: State) -> MoveInfo | None:
-    """MoveInfo from a MoveInfo, a dict, or a reference agent's SearchInfo; None if unusable."""
+#: The keys of a move's info (MoveInfo's fields), for messages.
+INFO_KEYS = tuple(MoveInfo.model_fields)
+
+
+def _to_move_info(
+    info: Any, game: Game, state: State
+) -> tuple[MoveInfo | None, list[tuple[str, str]]]:
+    """MoveInfo from a MoveInfo, a dict, or a reference agent's SearchInfo (None when nothing
+    is left), and ``(key, one line)`` for each thing dropped from it: an unknown key, a value of
+    the wrong type. One bad value costs only itself."""
     if info is None or isinstance(info, MoveInfo):
-        return info
+        return info, []
+    problems: list[tuple[str, str]] = []
     if isinstance(info, dict):
         data = info
-    elif hasattr(info, "as_json"):
+        for key in data:
+            if key not in INFO_KEYS:
+                close = difflib.get_close_matches(str(key), INFO_KEYS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                problems.append(
+                    (
+                        str(key),
+                        f"unknown info key {key!r}{hint} dropped; the keys are "
+                        f"{', '.join(INFO_KEYS)}",
+                    )
+                )
+    else:  # a reference agent's SearchInfo: its extras (time_ms) are its own business
         data = info.as_json(game, state)
-    else:
-        return None
-    allowed = MoveInfo.model_fields
-    fields = {k: v for k, v in data.items() if k in allowed and v is not None}
+    fields = {k: v for k, v in data.items() if k in INFO_KEYS and v is not None}
     score = fields.get("score")
     if isinstance(score, float) and not math.isfinite(score):
         # JSON has no infinities: a proven win or loss is said in words instead.
         fields.pop("score")
         fields["comment"] = (str(fields.get("comment", "")) + f" score={score}").strip()
-    if "pv" in fields:
-        fields["pv"] = [str(m) for m in fields["pv"]][:64]
+    if isinstance(fields.get("pv"), list | tuple):
+        fields["pv"] = _pv_text(game, state, fields["pv"][:64])
     if "comment" in fields:
         fields["comment"] = str(fields["comment"])[:280]
+    usable = {}
+    for key, value in fields.items():
+        try:
+            MoveInfo.model_validate({key: value})
+        except ValidationError as exc:
+            why = exc.errors(include_url=False)[0]["msg"]
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+            problems.append((key, f"info {key}={shown} is not usable ({why}): dropped"))
+        else:
+            usable[key] = value
+    return (MoveInfo.model_validate(usable) if usable else None), problems
+
+
+def _pv_text(game: Game, state: State, pv: list[Any] | tuple[Any, ...]) -> list[str]:
+    """A principal variation in notation: move objects are formatted along the line (Connect
+    Four's 3 is "4"), notation strings are kept."""
+    if all(isinstance(m, str) for m in pv):
+        return list(pv)
+    texts: list[str] = []
+    position: State | None = state
+    for item in pv:
+        text = item if isinstance(item, str) else None
+        try:
+            assert position is not None and not position.is_terminal()
+            move = game.parse_move(position, item) if text is not None else item
+            if text is None:
+                text = game.format_move(position, move)
+            position = position.result(move)
+            if position.is_chance_node():
+                position = None  # the line beyond a dice roll is not a line of moves
+        except Exception:
+            position = None
+        texts.append(text if text is not None else str(item))
+    return texts
+
+
+def _check_info_pair(game: Game, state: State, result: Any, turn: Turn, who: str) -> None:
+    """ChooseError saying so when ``result`` is ``(legal move, something that is not info)``:
+    the move is fine, the second item is the problem."""
+    if not (isinstance(result, tuple) and len(result) == 2):
+        return
     try:
-        return MoveInfo.model_validate(fields)
-    except ValidationError as exc:
-        log.warning("dropping move info that does not fit the protocol: %s", exc)
-        return None
+        _legal_text(game, state, result[0], turn, who)
+    except ChooseError:
+        return
+    raise ChooseError(
+        f"{who} returned {result!r} in match {turn.match_id} at ply {turn.ply}: "
+        f"{result[0]!r} is a legal move, but the second item, {result[1]!r}, is not usable info "
+        f"(return the move alone, or (move, info) with info a dict of {', '.join(INFO_KEYS)}, "
+        "a MoveInfo, a reference agent's SearchInfo, or None)",
+        returned=result,
+        legal_moves=list(turn.legal_moves),
+    )
 
 
 def _split_result(result: Any) -> tuple[Any, Any]:
@@ -520,6 +588,8 @@ class BotClient:
         self._last_request_at = 0.0
         self._not_before = 0.0  # no new request before this (a challenged bot is away)
         self._welcomed = False  # this connection's welcome has come
+        #: Kinds of info refusals already logged (see _info_refused).
+        self._info_refusals: set[str] = set()
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -888,6 +958,9 @@ class BotClient:
             log.error("server refused the bot: %s (%s)", message.message, message.code)
             self._fatal = BotError(message.code, message.message)
             return
+        if not message.fatal and message.match_id is not None and _INFO_REFUSED in message.message:
+            self._info_refused(message)
+            return
         where = f" in match {message.match_id}" if message.match_id else ""
         log.warning("server error %s%s: %s", message.code, where, message.message)
         if message.fatal:
@@ -905,7 +978,9 @@ class BotClient:
             self._seeking = False
             self._not_before = time.monotonic() + self.retry_s
         elif code in (ErrorCode.unknown_game, ErrorCode.bad_time_control) or (
-            code == ErrorCode.invalid_message and _REQUEST in self._unanswered
+            code == ErrorCode.invalid_message
+            and message.match_id is None  # an error about a move names its match
+            and _REQUEST in self._unanswered
         ):
             # Our own request was refused: retrying would only repeat it.
             self._fatal = BotError(message.code, message.message)
@@ -915,6 +990,23 @@ class BotClient:
                 del self._unanswered[key]
         # Whatever it was, look again at what is unanswered and whether to ask for a match.
         self._wake.set()
+
+    def _info_refused(self, message: ErrorMessage) -> None:
+        """The server played our move but refused its info: say so clearly, once per kind
+        (the field at fault), since the same info goes with every move."""
+        detail = message.message.partition("played): ")[2] or message.message
+        kind = f"{message.code}:{detail.partition(':')[0]}"
+        if kind in self._info_refusals:
+            log.debug("match %s: the server dropped our move's info again", message.match_id)
+            return
+        self._info_refusals.add(kind)
+        log.warning(
+            "match %s: the server played our move but refused the info sent with it and "
+            "dropped it (%s: %s); said once for each kind of refusal",
+            message.match_id,
+            message.code,
+            detail,
+        )
 
     async def on_ping(self, message: Ping) -> None:
         await self.send(Pong(id=message.id))
@@ -990,10 +1082,18 @@ class BotClient:
             assert self.choose_fn is not None
             result = self.choose_fn(state, list(turn.legal_moves), clock)
         move, info = _split_result(result)
-        text = _legal_text(game, state, move, turn, self._who())
+        try:
+            text = _legal_text(game, state, move, turn, self._who())
+        except ChooseError:
+            _check_info_pair(game, state, result, turn, self._who())
+            raise
         if str(move) in turn.legal_moves:
             self._warn_once(view, "int", _int_warning(game, move, text, self._who()))
-        return text, _to_move_info(info, game, state)
+        move_info, problems = _to_move_info(info, game, state)
+        for key, problem in problems:
+            # Once per match for each key (a bot makes the same mistake at every move).
+            self._warn_once(view, f"info {key}", f"{self._who()}: {problem} (said once per match)")
+        return text, move_info
 
     def _warn_once(self, view: MatchView, kind: str, warning: str | None) -> None:
         """Log ``warning`` unless one of this ``kind`` was logged in this match already."""

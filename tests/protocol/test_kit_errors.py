@@ -196,3 +196,75 @@ async def test_an_int_that_is_no_column_index_says_how_ints_are_read(
         "legal_moves to play by notation), which is not a legal move in match"
     )
     assert end.termination.value == "resign"
+
+
+async def test_info_mistakes_are_warned_about_once_per_match_in_one_line(
+    live_server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    moves = [0]
+
+    def with_info(state: State, legal_moves: list[str], clock: Clock) -> Any:
+        moves[0] += 1
+        return legal_moves[0], {"depht": 3, "depth": "deep", "nodes": 5}
+
+    def client(url: str, token: str) -> BotClient:
+        return BotClient(url, token, with_info, game=GAME, games=1)
+
+    with caplog.at_level(logging.WARNING, logger="protocol.client"):
+        outcome, (end,) = await play_against(live_server, client)
+    assert not isinstance(outcome, BaseException), outcome
+    assert moves[0] >= 2
+    said = [r.getMessage() for r in caplog.records if "info" in r.getMessage()]
+    assert said == [
+        f"match {end.match_id}: choose(): unknown info key 'depht' (did you mean 'depth'?) "
+        "dropped; the keys are depth, score, nodes, pv, comment (said once per match)",
+        f"match {end.match_id}: choose(): info depth='deep' is not usable (Input should be a "
+        "valid integer, unable to parse string as an integer): dropped (said once per match)",
+    ]
+    # What was usable went with every move.
+    infos = [m["info"] for m in stored(live_server, end.match_id)["moves"] if m["info"]]
+    assert len(infos) == moves[0] and all(i["nodes"] == 5 and "depth" not in i for i in infos)
+
+
+async def test_a_legal_move_with_something_that_is_not_info_blames_the_info(
+    live_server: Any,
+) -> None:
+    def client(url: str, token: str) -> BotClient:
+        return BotClient(
+            url, token, lambda state, legal, clock: (legal[0], "not-info"), game=GAME, games=1
+        )
+
+    outcome, (end,) = await play_against(live_server, client)
+    assert isinstance(outcome, ChooseError), outcome
+    text = str(outcome)
+    assert text.startswith("choose() returned ('")
+    assert "is a legal move, but the second item, 'not-info', is not usable info (return the " in (
+        text
+    )
+    assert "a dict of depth, score, nodes, pv, comment" in text
+    assert end.termination.value == "resign"
+
+
+async def test_info_the_server_refuses_is_logged_once(
+    live_server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from protocol.messages import MoveInfo
+
+    # model_construct skips validation: the kit sends it as it is, the server refuses it (nodes
+    # must be >= 0), plays the move anyway and says so with an error naming the match.
+    def unchecked(state: State, legal_moves: list[str], clock: Clock) -> Any:
+        return legal_moves[0], MoveInfo.model_construct(nodes=-5)
+
+    def client(url: str, token: str) -> BotClient:
+        return BotClient(url, token, unchecked, game=GAME, games=1)
+
+    with caplog.at_level(logging.INFO, logger="protocol.client"):
+        outcome, (end,) = await play_against(live_server, client)
+    assert not isinstance(outcome, BaseException), outcome
+    assert end.termination.value == "normal"
+    refused = [r for r in caplog.records if "refused the info" in r.getMessage()]
+    assert len(refused) == 1 and refused[0].levelno == logging.WARNING
+    text = refused[0].getMessage()
+    assert text.startswith(f"match {end.match_id}: the server played our move but refused")
+    assert "(invalid_message: info.nodes: Input should be greater than or equal to 0" in text
+    assert not any("server error" in r.getMessage() for r in caplog.records)
