@@ -79,6 +79,7 @@ from protocol.messages import (
     Policy,
     Pong,
     Resign,
+    Termination,
     TimeControl,
     Turn,
     Welcome,
@@ -469,9 +470,14 @@ class BotClient:
         choose: ``choose(state, legal_moves, clock) -> move`` (or pass ``agent``).
         agent: a reference agent, or a factory ``game -> agent`` called once per match.
         game: join the lobby of this game (omit to only answer challenges).
-        games: how many matches to play before returning (0: play forever).
+        games: how many matches to play before returning (0: play forever). A match ``aborted``
+            by the server (a restart) does not count: another is played in its place (the
+            aborted one is still in the results).
         concurrent: how many matches to play at once (joins the lobby again while below it).
         challenge: names of bots to challenge instead of joining the lobby.
+        challenge_wait_s: while a challenged bot is not connected (``unknown_bot``), challenge
+            again every 2 s for this long, then stop with BotError ``unknown_bot`` (a misspelt
+            name never connects).
         accept_challenges: which challenges to accept: False (the default) declines them all,
             True accepts any, a list of bot names accepts those bots', a function
             ``f(challenge_received) -> bool`` decides each one. Whatever it says, a challenge is
@@ -505,6 +511,7 @@ class BotClient:
         games: int = 1,
         concurrent: int = 1,
         challenge: list[str] | None = None,
+        challenge_wait_s: float = 60.0,
         accept_challenges: AcceptPolicy = False,
         min_move_ms: int = 0,
         on_choose_error: Literal["raise", "random"] = "raise",
@@ -533,6 +540,7 @@ class BotClient:
         self.games = games
         self.concurrent = max(1, concurrent)
         self.opponents = list(challenge or [])
+        self.challenge_wait_s = challenge_wait_s
         self.accept_challenges = _accept_policy(accept_challenges)
         if game is None and self.accept_challenges is False:
             raise ValueError(
@@ -561,6 +569,9 @@ class BotClient:
         #: For every match that ended: how many of our moves were random fallbacks.
         self.fallbacks: dict[str, int] = {}
         self.started = 0
+        #: Matches that ended ``aborted`` (the server stopped): they are in ``results`` but do not
+        #: count towards ``games``, so the bot plays another match for each.
+        self.aborted = 0
         self._ws: ClientConnection | None = None
         self._ping_ids = itertools.count(1)
         self._last_heard = time.monotonic()
@@ -574,6 +585,8 @@ class BotClient:
         self._attempt = 0  # reconnection attempts since the last welcome
         #: Seconds between challenges while the challenged bot is not connected.
         self.retry_s = 2.0
+        #: When the challenged bot was first found not connected (None: it was found).
+        self._absent_since: float | None = None
         #: Sent and not answered yet, by key: the lobby join or challenge (_REQUEST), and
         #: ("accept" | "decline", challenge_id), ("resign", match_id).
         self._unanswered: dict[tuple[str, str], _Unanswered] = {}
@@ -790,6 +803,7 @@ class BotClient:
 
     async def on_challenge_sent(self, message: ChallengeSent) -> None:
         self._answered(_REQUEST)
+        self._absent_since = None
         self._challenge_id = message.challenge_id
         log.info("challenge %s sent", message.challenge_id)
 
@@ -801,13 +815,11 @@ class BotClient:
             return
         self._challenge_id = None
         self._seeking = False
+        why = message.reason or "it gave no reason"
+        log.warning("%s declined challenge %s: %s", message.by, message.challenge_id, why)
         # Asking again would pester the opponent: a declined challenge ends the run.
         self._stop_with(
-            BotError(
-                "challenge_declined",
-                f"{message.by} declined the challenge (kit bots decline challenges unless "
-                "started with accept_challenges=True, or `arena agent --accept-challenges`)",
-            )
+            BotError("challenge_declined", f"{message.by} declined the challenge: {why}")
         )
 
     async def on_challenge_received(self, message: ChallengeReceived) -> None:
@@ -828,7 +840,7 @@ class BotClient:
             log.info("declining %s: %s", what, why_not)
             await self._send_expecting(
                 ("decline", message.challenge_id),
-                DeclineChallenge(challenge_id=message.challenge_id),
+                DeclineChallenge(challenge_id=message.challenge_id, reason=why_not[:200]),
             )
 
     async def on_match_start(self, message: MatchStart) -> None:
@@ -945,6 +957,14 @@ class BotClient:
                 message.termination.value,
                 payoff,
             )
+        if message.termination == Termination.aborted:
+            self.aborted += 1
+            if self.games:
+                log.warning(
+                    "match %s was aborted (the server stopped): it does not count towards games=%d",
+                    message.match_id,
+                    self.games,
+                )
         self.on_result(view, message)
         if self._failure is not None:
             if not self.matches:
@@ -961,22 +981,21 @@ class BotClient:
         if not message.fatal and message.match_id is not None and _INFO_REFUSED in message.message:
             self._info_refused(message)
             return
+        code = message.code
+        if code == ErrorCode.unknown_bot and self.opponents and self._seeking and not message.fatal:
+            self._opponent_absent(message)
+            self._wake.set()
+            return
         where = f" in match {message.match_id}" if message.match_id else ""
-        log.warning("server error %s%s: %s", message.code, where, message.message)
+        log.warning("server error %s%s: %s", code, where, message.message)
         if message.fatal:
             return  # the server closes the connection: the kit reconnects and resyncs
-        code = message.code
         if code == ErrorCode.rate_limited:
             self._rate_limited(message.retry_after_ms)
         elif code in (ErrorCode.unknown_match, ErrorCode.not_in_match):
             # A match the kit still tracks is over on the server (its match_end was missed).
             if message.match_id is not None and message.match_id in self.matches:
                 self._forget(message.match_id, f"the server says {code}")
-        elif code == ErrorCode.unknown_bot and self.opponents and self._seeking:
-            # The bot we challenge is not connected yet: ask again a little later.
-            self._answered(_REQUEST)
-            self._seeking = False
-            self._not_before = time.monotonic() + self.retry_s
         elif code in (ErrorCode.unknown_game, ErrorCode.bad_time_control) or (
             code == ErrorCode.invalid_message
             and message.match_id is None  # an error about a move names its match
@@ -990,6 +1009,31 @@ class BotClient:
                 del self._unanswered[key]
         # Whatever it was, look again at what is unanswered and whether to ask for a match.
         self._wake.set()
+
+    def _opponent_absent(self, message: ErrorMessage) -> None:
+        """The bot we challenge is not connected (yet, or ever: a misspelt name): challenge
+        again every ``retry_s`` for ``challenge_wait_s``, then stop with BotError."""
+        self._answered(_REQUEST)
+        self._seeking = False
+        now = time.monotonic()
+        if self._absent_since is None:
+            self._absent_since = now
+            log.info(
+                "%s: challenging again every %g s for up to %g s",
+                message.message,
+                self.retry_s,
+                self.challenge_wait_s,
+            )
+        if now - self._absent_since >= self.challenge_wait_s:
+            self._fatal = BotError(
+                message.code,
+                f"{message.message}, and was not during {self.challenge_wait_s:g} s of "
+                f"challenging every {self.retry_s:g} s: check the name (GET /api/bots lists "
+                "every bot) and that the bot runs; challenge_wait_s (arena agent "
+                "--challenge-wait) waits longer",
+            )
+        else:
+            self._not_before = now + self.retry_s
 
     def _info_refused(self, message: ErrorMessage) -> None:
         """The server played our move but refused its info: say so clearly, once per kind
@@ -1197,25 +1241,34 @@ class BotClient:
 
     def _wanted(self) -> int:
         """How many more matches to ask for now."""
-        if self.games and self.started >= self.games:
+        if self.games and self.started - self.aborted >= self.games:
             return 0
         return max(0, self.concurrent - len(self.matches))
 
     def _refusal(self, message: ChallengeReceived) -> str | None:
-        """Why a challenge is declined (None: accept it)."""
+        """Why a challenge is declined, in words for the challenger (None: accept it)."""
         accept = self.accept_challenges
         if self._failure is not None:
-            return "the bot is stopping"
+            return "it is stopping"
         if accept is False:
-            return "this bot declines challenges (accept_challenges=False, the default)"
+            return (
+                "it accepts no challenges (the bot kit's default; its author can start it with "
+                "accept_challenges=True, or arena agent --accept-challenges)"
+            )
         if isinstance(accept, frozenset):
             if message.challenger not in accept:
-                return f"accept_challenges lists only {', '.join(sorted(accept))}"
+                return (
+                    f"it accepts challenges only from the bots it lists, and "
+                    f"{message.challenger} is not one"
+                )
         elif callable(accept) and not accept(message):
-            return "the accept_challenges function said no"
+            return "its accept_challenges function said no"
         if message.time_control.move_ms < self.min_move_ms:
-            return f"less than min_move_ms={self.min_move_ms} per move"
-        if self.games and self.started >= self.games:
+            return (
+                f"it plays with at least {self.min_move_ms} ms per move (min_move_ms), and the "
+                f"challenge gives {message.time_control.move_ms} ms"
+            )
+        if self.games and self.started - self.aborted >= self.games:
             return f"it has played the {self.games} matches it was started for"
         if len(self.matches) >= self.concurrent:
             return f"it already plays {len(self.matches)} matches (concurrent={self.concurrent})"
@@ -1329,7 +1382,7 @@ class BotClient:
         return max(0.005, wait)
 
     def _check_done(self) -> None:
-        finished = len(self.results) + len(self.lost_track)
+        finished = len(self.results) - self.aborted + len(self.lost_track)
         if self.games and finished >= self.games and not self.matches:
             self._done.set()
             self._wake.set()
@@ -1345,7 +1398,8 @@ def run_bot(
     games: int = 1,
     **options: Any,
 ) -> list[MatchEnd]:
-    """Play ``games`` matches (0: forever) and return their ``match_end`` messages.
+    """Play ``games`` matches (0: forever) and return their ``match_end`` messages (aborted
+    matches do not count towards ``games`` but are returned too).
 
     The blocking entry point; see :class:`BotClient` for the options. Raises what ``run()``
     raises: the error of a failing ``choose`` (unless ``on_choose_error="random"``), BotError,
