@@ -5,6 +5,10 @@ imported instead of Ply Arena's ``games`` package, and the kit then fails with a
 ``cannot import name 'Game' from 'games'``. The kit calls :func:`check_not_shadowed` before it
 imports ``games``, so the student reads what to rename instead.
 
+A ``games`` folder without ``__init__.py`` hides it too when Ply Arena is installed with
+``pip install -e .``: Python takes such a folder for a namespace package, and the editable
+install's finder, which runs after the search of ``sys.path``, is never asked.
+
 (A ``protocol.py`` next to the bot cannot be caught here: it hides this very package, so none of
 this code runs. docs/protocol.md's kit section shows the error it gives.)
 """
@@ -32,20 +36,43 @@ def check_not_shadowed(package: str) -> None:
     module = sys.modules.get(package)
     if module is not None:
         origin = getattr(module, "__file__", None)
+        folders = getattr(module, "__path__", None)
     else:
         try:
             spec = importlib.util.find_spec(package)
         except (ImportError, ValueError):
             return
-        origin = spec.origin if spec is not None else None
-    if origin is None or origin in ("built-in", "frozen"):
-        return  # not found at all, or a namespace: the import itself will say what is wrong
+        if spec is None:
+            return  # not found at all: the import itself will say so
+        origin, folders = spec.origin, spec.submodule_search_locations
+    if origin is None or origin == "namespace":
+        # A namespace package: folders named `package` without an __init__.py.
+        paths = [Path(folder).resolve() for folder in folders or ()]
+        if paths and not any(_is_ours(package, folder) for folder in paths):
+            raise ShadowedPackageError(
+                _namespace_advice(package, paths), name=package, path=str(paths[0])
+            )
+        return
+    if origin in ("built-in", "frozen"):
+        return
     path = Path(origin).resolve()
-    if path.name == "__init__.py" and (
-        path.parent == _ROOT / package or (path.parent / "_api.py").is_file()
-    ):
+    if path.name == "__init__.py" and _is_ours(package, path.parent):
         return  # Ply Arena's package (this copy, or another install of it)
     raise ShadowedPackageError(_advice(package, path), name=package, path=str(path))
+
+
+def _is_ours(package: str, folder: Path) -> bool:
+    """Is ``folder`` Ply Arena's ``package`` (this copy, or another install of it)?"""
+    return folder == _ROOT / package or (folder / "_api.py").is_file()
+
+
+def _namespace_advice(package: str, folders: list[Path]) -> str:
+    where = ", ".join(str(folder) for folder in folders)
+    return (
+        f"your folder {where} hides Ply Arena's `{package}` package (a folder without an "
+        f"__init__.py is a package to Python too), so the bot kit cannot import it: rename it "
+        f"(e.g. my_{package}), and change your imports to match if you import from it"
+    )
 
 
 def _advice(package: str, path: Path) -> str:

@@ -27,22 +27,26 @@ Instead of ``choose`` a reference agent can play (``agent=reference_agents.make(
 object with ``.choose(state, time_limit) -> (move, info)``, or a factory ``game -> agent`` so that
 every match gets its own agent).
 
-A blocking ``choose`` runs in a worker thread, so pings are answered while it thinks. For more
-control subclass :class:`BotClient` and override the ``on_<type>`` handlers.
+A blocking ``choose`` runs in a worker thread of its own, so pings are answered while it thinks;
+the thread is a daemon, so a ``choose`` that never returns cannot keep the program alive once
+``run_bot`` has returned (its late answer is logged and discarded). For more control subclass
+:class:`BotClient` and override the ``on_<type>`` handlers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import itertools
 import logging
 import math
 import random
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -75,6 +79,7 @@ from protocol.messages import (
     Policy,
     Pong,
     Resign,
+    Termination,
     TimeControl,
     Turn,
     Welcome,
@@ -117,6 +122,8 @@ _REQUEST = ("request", "")
 PACED_GAP_S = 0.06
 #: Accepts, declines and resigns are sent again at most this many times when unanswered.
 MAX_RESENDS = 3
+#: In the text of the server's error about a move whose info it refused (the move was played).
+_INFO_REFUSED = "info refused"
 #: How long the kit waits for the match_end of the matches it resigned before it stops anyway.
 RESIGN_WAIT_S = 5.0
 
@@ -212,6 +219,10 @@ class MatchView:
     sent: dict[int, MakeMove] = field(default_factory=dict)
     #: Moves played at random because choose() failed (on_choose_error="random").
     fallbacks: int = 0
+    #: Why the match is over for the kit (set when it ends or is forgotten).
+    over: str | None = None
+    #: Mistakes of choose() already warned about in this match (each is said once per match).
+    warned: set[str] = field(default_factory=set)
 
     @property
     def match_id(self) -> str:
@@ -229,37 +240,132 @@ class _Unanswered:
     resend_at: float | None = None
 
 
+#: The name of the threads ``choose`` runs in.
+CHOOSE_THREAD = "ply-arena-choose"
+
+
+class DaemonThreads(Executor):
+    """Runs each call in a new daemon thread.
+
+    ThreadPoolExecutor's workers (asyncio's default executor included) are joined when the
+    program exits, so one ``choose`` stuck in a loop or a ``sleep`` would keep the process alive
+    after ``run_bot`` returned, and make Ctrl+C wait for it. A daemon thread is simply abandoned
+    at exit. Starting a thread costs some 100 microseconds, nothing next to a move.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return  # cancelled before it started
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        threading.Thread(target=work, name=CHOOSE_THREAD, daemon=True).start()
+        return future
+
+
 def _safety_ms(move_ms: int) -> int:
     # Leave room for the network and for the kit itself: 10% of the limit, at least 30 ms.
     return max(30, move_ms // 10)
 
 
-def _to_move_info(info: Any, game: Game, state: State) -> MoveInfo | None:
-    """MoveInfo from a MoveInfo, a dict, or a reference agent's SearchInfo; None if unusable."""
+#: The keys of a move's info (MoveInfo's fields), for messages.
+INFO_KEYS = tuple(MoveInfo.model_fields)
+
+
+def _to_move_info(
+    info: Any, game: Game, state: State
+) -> tuple[MoveInfo | None, list[tuple[str, str]]]:
+    """MoveInfo from a MoveInfo, a dict, or a reference agent's SearchInfo (None when nothing
+    is left), and ``(key, one line)`` for each thing dropped from it: an unknown key, a value of
+    the wrong type. One bad value costs only itself."""
     if info is None or isinstance(info, MoveInfo):
-        return info
+        return info, []
+    problems: list[tuple[str, str]] = []
     if isinstance(info, dict):
         data = info
-    elif hasattr(info, "as_json"):
+        for key in data:
+            if key not in INFO_KEYS:
+                close = difflib.get_close_matches(str(key), INFO_KEYS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                problems.append(
+                    (
+                        str(key),
+                        f"unknown info key {key!r}{hint} dropped; the keys are "
+                        f"{', '.join(INFO_KEYS)}",
+                    )
+                )
+    else:  # a reference agent's SearchInfo: its extras (time_ms) are its own business
         data = info.as_json(game, state)
-    else:
-        return None
-    allowed = MoveInfo.model_fields
-    fields = {k: v for k, v in data.items() if k in allowed and v is not None}
+    fields = {k: v for k, v in data.items() if k in INFO_KEYS and v is not None}
     score = fields.get("score")
     if isinstance(score, float) and not math.isfinite(score):
         # JSON has no infinities: a proven win or loss is said in words instead.
         fields.pop("score")
         fields["comment"] = (str(fields.get("comment", "")) + f" score={score}").strip()
-    if "pv" in fields:
-        fields["pv"] = [str(m) for m in fields["pv"]][:64]
+    if isinstance(fields.get("pv"), list | tuple):
+        fields["pv"] = _pv_text(game, state, fields["pv"][:64])
     if "comment" in fields:
         fields["comment"] = str(fields["comment"])[:280]
+    usable = {}
+    for key, value in fields.items():
+        try:
+            MoveInfo.model_validate({key: value})
+        except ValidationError as exc:
+            why = exc.errors(include_url=False)[0]["msg"]
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+            problems.append((key, f"info {key}={shown} is not usable ({why}): dropped"))
+        else:
+            usable[key] = value
+    return (MoveInfo.model_validate(usable) if usable else None), problems
+
+
+def _pv_text(game: Game, state: State, pv: list[Any] | tuple[Any, ...]) -> list[str]:
+    """A principal variation in notation: move objects are formatted along the line (Connect
+    Four's 3 is "4"), notation strings are kept."""
+    if all(isinstance(m, str) for m in pv):
+        return list(pv)
+    texts: list[str] = []
+    position: State | None = state
+    for item in pv:
+        text = item if isinstance(item, str) else None
+        try:
+            assert position is not None and not position.is_terminal()
+            move = game.parse_move(position, item) if text is not None else item
+            if text is None:
+                text = game.format_move(position, move)
+            position = position.result(move)
+            if position.is_chance_node():
+                position = None  # the line beyond a dice roll is not a line of moves
+        except Exception:
+            position = None
+        texts.append(text if text is not None else str(item))
+    return texts
+
+
+def _check_info_pair(game: Game, state: State, result: Any, turn: Turn, who: str) -> None:
+    """ChooseError saying so when ``result`` is ``(legal move, something that is not info)``:
+    the move is fine, the second item is the problem."""
+    if not (isinstance(result, tuple) and len(result) == 2):
+        return
     try:
-        return MoveInfo.model_validate(fields)
-    except ValidationError as exc:
-        log.warning("dropping move info that does not fit the protocol: %s", exc)
-        return None
+        _legal_text(game, state, result[0], turn, who)
+    except ChooseError:
+        return
+    raise ChooseError(
+        f"{who} returned {result!r} in match {turn.match_id} at ply {turn.ply}: "
+        f"{result[0]!r} is a legal move, but the second item, {result[1]!r}, is not usable info "
+        f"(return the move alone, or (move, info) with info a dict of {', '.join(INFO_KEYS)}, "
+        "a MoveInfo, a reference agent's SearchInfo, or None)",
+        returned=result,
+        legal_moves=list(turn.legal_moves),
+    )
 
 
 def _split_result(result: Any) -> tuple[Any, Any]:
@@ -272,26 +378,77 @@ def _split_result(result: Any) -> tuple[Any, Any]:
     return result, None
 
 
+#: How each game reads an int returned as a move object (docs/games.md): the name of the index,
+#: what it counts, its range.
+_INT_MOVES: dict[str, tuple[str, str, str]] = {
+    "tic_tac_toe": ("cell index", "cell", "0..8, row by row from the top-left"),
+    "connect_four": ("column index", "column", "0..6 from the left"),
+    "othello": ("square index", "square", "0..63, 64 for pass"),
+    "chinese_checkers": ("move value", "move", "an int with the origin's and the target's bit set"),
+}
+
+
+def _is_int(move: Any) -> bool:
+    return isinstance(move, int) and not isinstance(move, bool)
+
+
 def _legal_text(game: Game, state: State, move: Any, turn: Turn, who: str) -> str:
-    """The notation of ``move`` if it is one of the turn's legal moves, else ChooseError."""
+    """The notation of ``move`` if it is one of the turn's legal moves, else ChooseError.
+
+    A string may be another spelling of a legal move ("B2", " 4 "); anything else must be a move
+    object of this position (one of ``state.actions()``, or one that round-trips through the
+    notation to itself), so that Connect Four's ``-1`` is not read as the last column.
+    """
     legal = turn.legal_moves
     if isinstance(move, str) and move in legal:
         return move
-    try:
-        # Another spelling of a legal move ("B2", " 4 "), or a move object of the game.
-        parsed = game.parse_move(state, move.strip()) if isinstance(move, str) else move
-        text = game.format_move(state, parsed)
-    except Exception:
-        text = None
+    text: str | None = None
+    with contextlib.suppress(Exception):
+        if isinstance(move, str):
+            text = game.format_move(state, game.parse_move(state, move.strip()))
+        elif not isinstance(move, bool) and move is not None:
+            written = game.format_move(state, move)
+            if move in state.actions() or game.parse_move(state, written) == move:
+                text = written
     if text is not None and text in legal:
         return text
     shown = ", ".join(legal[:40]) + (f", ... ({len(legal)} in all)" if len(legal) > 40 else "")
     hint = " (did you forget to return the move?)" if move is None else ""
+    if _is_int(move):
+        hint = " " + _int_reading(game, state)
     raise ChooseError(
         f"{who} returned {move!r}{hint}, which is not a legal move in match {turn.match_id} at "
         f"ply {turn.ply}; legal moves: {shown}",
         returned=move,
         legal_moves=list(legal),
+    )
+
+
+def _int_reading(game: Game, state: State) -> str:
+    """How the kit reads an int in ``game``, with an example, e.g. ``(an int is read as ...)``."""
+    index, _, counts = _INT_MOVES.get(game.name, ("move object", "move", ""))
+    example = ""
+    with contextlib.suppress(Exception):
+        first = next(a for a in state.actions() if _is_int(a))
+        example = f": {first!r} is the move written {game.format_move(state, first)!r}"
+    counts = f", {counts}" if counts else ""
+    return (
+        f"(an int is read as a {game.name} move object, the {index}{counts}{example}; "
+        "return a string of legal_moves to play by notation)"
+    )
+
+
+def _int_warning(game: Game, move: Any, text: str, who: str) -> str | None:
+    """A warning when ``move``, a move object, looks like the notation of another legal move:
+    Connect Four's ``4`` is the column index 4, written ``'5'``, not the column written
+    ``'4'``."""
+    if isinstance(move, str) or str(move) == text:
+        return None
+    index, thing, _ = _INT_MOVES.get(game.name, ("move object", "move", ""))
+    return (
+        f"{who} returned the {type(move).__name__} {move!r}: the kit reads it as the game's move "
+        f"object ({index} {move!r}, written {text!r}); to play the {thing} written "
+        f"{str(move)!r}, return the string {str(move)!r} (said once per match)"
     )
 
 
@@ -313,9 +470,14 @@ class BotClient:
         choose: ``choose(state, legal_moves, clock) -> move`` (or pass ``agent``).
         agent: a reference agent, or a factory ``game -> agent`` called once per match.
         game: join the lobby of this game (omit to only answer challenges).
-        games: how many matches to play before returning (0: play forever).
+        games: how many matches to play before returning (0: play forever). A match ``aborted``
+            by the server (a restart) does not count: another is played in its place (the
+            aborted one is still in the results).
         concurrent: how many matches to play at once (joins the lobby again while below it).
         challenge: names of bots to challenge instead of joining the lobby.
+        challenge_wait_s: while a challenged bot is not connected (``unknown_bot``), challenge
+            again every 2 s for this long, then stop with BotError ``unknown_bot`` (a misspelt
+            name never connects).
         accept_challenges: which challenges to accept: False (the default) declines them all,
             True accepts any, a list of bot names accepts those bots', a function
             ``f(challenge_received) -> bool`` decides each one. Whatever it says, a challenge is
@@ -334,6 +496,8 @@ class BotClient:
             answers but not with a WebSocket handshake is never retried.
         request_timeout_s: send a lobby join, challenge, accept, decline or resign again when
             its answer has not come within this time (a rate-limited server drops messages).
+        executor: where ``choose`` runs (default: a new daemon thread per call, see
+            :class:`DaemonThreads`).
     """
 
     def __init__(
@@ -347,6 +511,7 @@ class BotClient:
         games: int = 1,
         concurrent: int = 1,
         challenge: list[str] | None = None,
+        challenge_wait_s: float = 60.0,
         accept_challenges: AcceptPolicy = False,
         min_move_ms: int = 0,
         on_choose_error: Literal["raise", "random"] = "raise",
@@ -358,7 +523,7 @@ class BotClient:
         max_retries: int | None = None,
         first_connect_retries: int = 0,
         request_timeout_s: float = 5.0,
-        executor: ThreadPoolExecutor | None = None,
+        executor: Executor | None = None,
     ) -> None:
         if (choose is None) == (agent is None):
             raise ValueError("pass exactly one of choose= or agent=")
@@ -375,6 +540,7 @@ class BotClient:
         self.games = games
         self.concurrent = max(1, concurrent)
         self.opponents = list(challenge or [])
+        self.challenge_wait_s = challenge_wait_s
         self.accept_challenges = _accept_policy(accept_challenges)
         if game is None and self.accept_challenges is False:
             raise ValueError(
@@ -392,7 +558,7 @@ class BotClient:
         self.max_retries = max_retries
         self.first_connect_retries = first_connect_retries
         self.request_timeout_s = request_timeout_s
-        self.executor = executor
+        self.executor: Executor = executor if executor is not None else DaemonThreads()
 
         self.bot_name: str | None = None
         self.heartbeat_ms = 15_000
@@ -403,6 +569,9 @@ class BotClient:
         #: For every match that ended: how many of our moves were random fallbacks.
         self.fallbacks: dict[str, int] = {}
         self.started = 0
+        #: Matches that ended ``aborted`` (the server stopped): they are in ``results`` but do not
+        #: count towards ``games``, so the bot plays another match for each.
+        self.aborted = 0
         self._ws: ClientConnection | None = None
         self._ping_ids = itertools.count(1)
         self._last_heard = time.monotonic()
@@ -416,6 +585,8 @@ class BotClient:
         self._attempt = 0  # reconnection attempts since the last welcome
         #: Seconds between challenges while the challenged bot is not connected.
         self.retry_s = 2.0
+        #: When the challenged bot was first found not connected (None: it was found).
+        self._absent_since: float | None = None
         #: Sent and not answered yet, by key: the lobby join or challenge (_REQUEST), and
         #: ("accept" | "decline", challenge_id), ("resign", match_id).
         self._unanswered: dict[tuple[str, str], _Unanswered] = {}
@@ -430,6 +601,8 @@ class BotClient:
         self._last_request_at = 0.0
         self._not_before = 0.0  # no new request before this (a challenged bot is away)
         self._welcomed = False  # this connection's welcome has come
+        #: Kinds of info refusals already logged (see _info_refused).
+        self._info_refusals: set[str] = set()
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -630,6 +803,7 @@ class BotClient:
 
     async def on_challenge_sent(self, message: ChallengeSent) -> None:
         self._answered(_REQUEST)
+        self._absent_since = None
         self._challenge_id = message.challenge_id
         log.info("challenge %s sent", message.challenge_id)
 
@@ -641,13 +815,11 @@ class BotClient:
             return
         self._challenge_id = None
         self._seeking = False
+        why = message.reason or "it gave no reason"
+        log.warning("%s declined challenge %s: %s", message.by, message.challenge_id, why)
         # Asking again would pester the opponent: a declined challenge ends the run.
         self._stop_with(
-            BotError(
-                "challenge_declined",
-                f"{message.by} declined the challenge (kit bots decline challenges unless "
-                "started with accept_challenges=True, or `arena agent --accept-challenges`)",
-            )
+            BotError("challenge_declined", f"{message.by} declined the challenge: {why}")
         )
 
     async def on_challenge_received(self, message: ChallengeReceived) -> None:
@@ -668,7 +840,7 @@ class BotClient:
             log.info("declining %s: %s", what, why_not)
             await self._send_expecting(
                 ("decline", message.challenge_id),
-                DeclineChallenge(challenge_id=message.challenge_id),
+                DeclineChallenge(challenge_id=message.challenge_id, reason=why_not[:200]),
             )
 
     async def on_match_start(self, message: MatchStart) -> None:
@@ -751,8 +923,18 @@ class BotClient:
         view = self.matches.pop(message.match_id, None)
         if view is None:
             return
-        if view.thinking is not None:
+        view.over = f"the match ended meanwhile ({message.termination.value})"
+        if view.thinking is not None and not view.thinking.done():
             view.thinking.cancel()
+            if view.turn is not None:
+                log.warning(
+                    "match %s ended (%s) while %s was still thinking about ply %d; whatever it "
+                    "returns will be discarded",
+                    message.match_id,
+                    message.termination.value,
+                    self._who(),
+                    view.turn.ply,
+                )
         self._unanswered.pop(("resign", message.match_id), None)
         self.results.append(message)
         self.fallbacks[message.match_id] = view.fallbacks
@@ -775,6 +957,14 @@ class BotClient:
                 message.termination.value,
                 payoff,
             )
+        if message.termination == Termination.aborted:
+            self.aborted += 1
+            if self.games:
+                log.warning(
+                    "match %s was aborted (the server stopped): it does not count towards games=%d",
+                    message.match_id,
+                    self.games,
+                )
         self.on_result(view, message)
         if self._failure is not None:
             if not self.matches:
@@ -788,24 +978,28 @@ class BotClient:
             log.error("server refused the bot: %s (%s)", message.message, message.code)
             self._fatal = BotError(message.code, message.message)
             return
+        if not message.fatal and message.match_id is not None and _INFO_REFUSED in message.message:
+            self._info_refused(message)
+            return
+        code = message.code
+        if code == ErrorCode.unknown_bot and self.opponents and self._seeking and not message.fatal:
+            self._opponent_absent(message)
+            self._wake.set()
+            return
         where = f" in match {message.match_id}" if message.match_id else ""
-        log.warning("server error %s%s: %s", message.code, where, message.message)
+        log.warning("server error %s%s: %s", code, where, message.message)
         if message.fatal:
             return  # the server closes the connection: the kit reconnects and resyncs
-        code = message.code
         if code == ErrorCode.rate_limited:
             self._rate_limited(message.retry_after_ms)
         elif code in (ErrorCode.unknown_match, ErrorCode.not_in_match):
             # A match the kit still tracks is over on the server (its match_end was missed).
             if message.match_id is not None and message.match_id in self.matches:
                 self._forget(message.match_id, f"the server says {code}")
-        elif code == ErrorCode.unknown_bot and self.opponents and self._seeking:
-            # The bot we challenge is not connected yet: ask again a little later.
-            self._answered(_REQUEST)
-            self._seeking = False
-            self._not_before = time.monotonic() + self.retry_s
         elif code in (ErrorCode.unknown_game, ErrorCode.bad_time_control) or (
-            code == ErrorCode.invalid_message and _REQUEST in self._unanswered
+            code == ErrorCode.invalid_message
+            and message.match_id is None  # an error about a move names its match
+            and _REQUEST in self._unanswered
         ):
             # Our own request was refused: retrying would only repeat it.
             self._fatal = BotError(message.code, message.message)
@@ -815,6 +1009,48 @@ class BotClient:
                 del self._unanswered[key]
         # Whatever it was, look again at what is unanswered and whether to ask for a match.
         self._wake.set()
+
+    def _opponent_absent(self, message: ErrorMessage) -> None:
+        """The bot we challenge is not connected (yet, or ever: a misspelt name): challenge
+        again every ``retry_s`` for ``challenge_wait_s``, then stop with BotError."""
+        self._answered(_REQUEST)
+        self._seeking = False
+        now = time.monotonic()
+        if self._absent_since is None:
+            self._absent_since = now
+            log.info(
+                "%s: challenging again every %g s for up to %g s",
+                message.message,
+                self.retry_s,
+                self.challenge_wait_s,
+            )
+        if now - self._absent_since >= self.challenge_wait_s:
+            self._fatal = BotError(
+                message.code,
+                f"{message.message}, and was not during {self.challenge_wait_s:g} s of "
+                f"challenging every {self.retry_s:g} s: check the name (GET /api/bots lists "
+                "every bot) and that the bot runs; challenge_wait_s (arena agent "
+                "--challenge-wait) waits longer",
+            )
+        else:
+            self._not_before = now + self.retry_s
+
+    def _info_refused(self, message: ErrorMessage) -> None:
+        """The server played our move but refused its info: say so clearly, once per kind
+        (the field at fault), since the same info goes with every move."""
+        detail = message.message.partition("played): ")[2] or message.message
+        kind = f"{message.code}:{detail.partition(':')[0]}"
+        if kind in self._info_refusals:
+            log.debug("match %s: the server dropped our move's info again", message.match_id)
+            return
+        self._info_refusals.add(kind)
+        log.warning(
+            "match %s: the server played our move but refused the info sent with it and "
+            "dropped it (%s: %s); said once for each kind of refusal",
+            message.match_id,
+            message.code,
+            detail,
+        )
 
     async def on_ping(self, message: Ping) -> None:
         await self.send(Pong(id=message.id))
@@ -835,12 +1071,16 @@ class BotClient:
         return self.agent(game)  # a factory: a fresh agent (and tree) per match
 
     async def _play(self, view: MatchView, turn: Turn, clock: Clock) -> None:
-        loop = asyncio.get_running_loop()
         try:
             state = view.game.state_from_json(turn.position)
-            text, info = await loop.run_in_executor(
-                self.executor, self._decide, view, state, turn, clock
-            )
+            work = self.executor.submit(self._decide, view, state, turn, clock)
+            try:
+                text, info = await asyncio.wrap_future(work)
+            except asyncio.CancelledError:
+                # The turn is gone (the match ended, a newer turn came, the bot stops): the
+                # thread cannot be stopped, but what it returns is said to be discarded.
+                work.add_done_callback(lambda done: self._discarded(view, turn, clock, done))
+                raise
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -886,11 +1126,53 @@ class BotClient:
             assert self.choose_fn is not None
             result = self.choose_fn(state, list(turn.legal_moves), clock)
         move, info = _split_result(result)
-        text = _legal_text(game, state, move, turn, self._who())
-        return text, _to_move_info(info, game, state)
+        try:
+            text = _legal_text(game, state, move, turn, self._who())
+        except ChooseError:
+            _check_info_pair(game, state, result, turn, self._who())
+            raise
+        if str(move) in turn.legal_moves:
+            self._warn_once(view, "int", _int_warning(game, move, text, self._who()))
+        move_info, problems = _to_move_info(info, game, state)
+        for key, problem in problems:
+            # Once per match for each key (a bot makes the same mistake at every move).
+            self._warn_once(view, f"info {key}", f"{self._who()}: {problem} (said once per match)")
+        return text, move_info
+
+    def _warn_once(self, view: MatchView, kind: str, warning: str | None) -> None:
+        """Log ``warning`` unless one of this ``kind`` was logged in this match already."""
+        if warning is not None and kind not in view.warned:
+            view.warned.add(kind)
+            log.warning("match %s: %s", view.match_id, warning)
 
     def _who(self) -> str:
         return "the agent's choose()" if self.agent is not None else "choose()"
+
+    def _discarded(self, view: MatchView, turn: Turn, clock: Clock, done: Future[Any]) -> None:
+        """A choose() call whose turn is gone has finished (in its own thread, or at once if it
+        had): its answer is not sent; say so, so that a slow bot's author sees where moves went.
+        """
+        if done.cancelled():
+            return  # it never ran
+        if view.over is not None:
+            why = view.over
+        elif view.turn is not None and view.turn.ply != turn.ply:
+            why = f"the match moved on to ply {view.turn.ply}"
+        else:
+            why = "the bot stopped"
+        error = done.exception()
+        answer = f"raised {error!r}" if error is not None else f"answered {done.result()[0]!r}"
+        log.warning(
+            "%s %s for ply %d of match %s after %.1f s (the turn allowed %d ms), but %s: the "
+            "answer is discarded",
+            self._who(),
+            answer,
+            turn.ply,
+            view.match_id,
+            clock.elapsed_ms() / 1000,
+            clock.deadline_ms,
+            why,
+        )
 
     async def _fail(self, view: MatchView, turn: Turn, error: Exception) -> None:
         """on_choose_error="raise": resign, stop, and let run() raise ``error``."""
@@ -929,6 +1211,7 @@ class BotClient:
         view = self.matches.pop(match_id, None)
         if view is None:
             return
+        view.over = f"the match is over ({why})"
         if view.thinking is not None:
             view.thinking.cancel()
         self._unanswered.pop(("resign", match_id), None)
@@ -958,25 +1241,34 @@ class BotClient:
 
     def _wanted(self) -> int:
         """How many more matches to ask for now."""
-        if self.games and self.started >= self.games:
+        if self.games and self.started - self.aborted >= self.games:
             return 0
         return max(0, self.concurrent - len(self.matches))
 
     def _refusal(self, message: ChallengeReceived) -> str | None:
-        """Why a challenge is declined (None: accept it)."""
+        """Why a challenge is declined, in words for the challenger (None: accept it)."""
         accept = self.accept_challenges
         if self._failure is not None:
-            return "the bot is stopping"
+            return "it is stopping"
         if accept is False:
-            return "this bot declines challenges (accept_challenges=False, the default)"
+            return (
+                "it accepts no challenges (the bot kit's default; its author can start it with "
+                "accept_challenges=True, or arena agent --accept-challenges)"
+            )
         if isinstance(accept, frozenset):
             if message.challenger not in accept:
-                return f"accept_challenges lists only {', '.join(sorted(accept))}"
+                return (
+                    f"it accepts challenges only from the bots it lists, and "
+                    f"{message.challenger} is not one"
+                )
         elif callable(accept) and not accept(message):
-            return "the accept_challenges function said no"
+            return "its accept_challenges function said no"
         if message.time_control.move_ms < self.min_move_ms:
-            return f"less than min_move_ms={self.min_move_ms} per move"
-        if self.games and self.started >= self.games:
+            return (
+                f"it plays with at least {self.min_move_ms} ms per move (min_move_ms), and the "
+                f"challenge gives {message.time_control.move_ms} ms"
+            )
+        if self.games and self.started - self.aborted >= self.games:
             return f"it has played the {self.games} matches it was started for"
         if len(self.matches) >= self.concurrent:
             return f"it already plays {len(self.matches)} matches (concurrent={self.concurrent})"
@@ -1090,7 +1382,7 @@ class BotClient:
         return max(0.005, wait)
 
     def _check_done(self) -> None:
-        finished = len(self.results) + len(self.lost_track)
+        finished = len(self.results) - self.aborted + len(self.lost_track)
         if self.games and finished >= self.games and not self.matches:
             self._done.set()
             self._wake.set()
@@ -1106,7 +1398,8 @@ def run_bot(
     games: int = 1,
     **options: Any,
 ) -> list[MatchEnd]:
-    """Play ``games`` matches (0: forever) and return their ``match_end`` messages.
+    """Play ``games`` matches (0: forever) and return their ``match_end`` messages (aborted
+    matches do not count towards ``games`` but are returned too).
 
     The blocking entry point; see :class:`BotClient` for the options. Raises what ``run()``
     raises: the error of a failing ``choose`` (unless ``on_choose_error="random"``), BotError,

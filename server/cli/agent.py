@@ -25,6 +25,12 @@ def _old_game_option(ctx: typer.Context, value: str | None) -> str | None:
     return value
 
 
+def _names(values: list[str] | None) -> list[str]:
+    """The items of a repeatable option, each of which may hold several, comma-separated:
+    ``--challenge carol,erin`` is ``--challenge carol --challenge erin``."""
+    return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
+
+
 def register(app: typer.Typer) -> None:
     @app.command("agent")
     def agent(
@@ -46,18 +52,37 @@ def register(app: typer.Typer) -> None:
         concurrent: int = typer.Option(1, "--concurrent", help="matches to play at once"),
         option: Annotated[
             list[str] | None,
-            typer.Option("--option", "-o", help="agent option key=value (repeatable)"),
+            typer.Option(
+                "--option",
+                "-o",
+                metavar="KEY=VALUE[,...]",
+                help="agent options, comma-separated or repeated",
+            ),
         ] = None,
         challenge: Annotated[
             list[str] | None,
-            typer.Option("--challenge", help="challenge this bot, not the lobby (repeatable)"),
+            typer.Option(
+                "--challenge",
+                metavar="BOT[,BOT]",
+                help="challenge these bots, not the lobby (comma-separated or repeated)",
+            ),
         ] = None,
+        challenge_wait: float = typer.Option(
+            60.0,
+            "--challenge-wait",
+            metavar="SECONDS",
+            help="stop when a challenged bot is not connected for this long",
+        ),
         accept_challenges: bool = typer.Option(
             False, "--accept-challenges", help="accept challenges from any bot (default: decline)"
         ),
         accept_from: Annotated[
             list[str] | None,
-            typer.Option("--accept-from", help="accept challenges from this bot only (repeatable)"),
+            typer.Option(
+                "--accept-from",
+                metavar="BOT[,BOT...]",
+                help="accept challenges from these bots only (comma-separated or repeated)",
+            ),
         ] = None,
         min_move_ms: int = typer.Option(
             0, "--min-move-ms", help="decline challenges giving less than this per move"
@@ -87,7 +112,7 @@ def register(app: typer.Typer) -> None:
         )
         try:
             name, options = parse_spec(spec)
-            _, extra = parse_spec("x:" + ",".join(option or []))
+            _, extra = parse_spec("x:" + ",".join(_names(option)))
             options.update(extra)
             if game not in games.names() and game.partition(":")[0] in agent_names():
                 raise ValueError(f"the game comes first, then the agent: arena agent {spec} {game}")
@@ -108,8 +133,9 @@ def register(app: typer.Typer) -> None:
                 game=game,
                 games=games_to_play,
                 concurrent=concurrent,
-                challenge=challenge or None,
-                accept_challenges=accept_from or accept_challenges,
+                challenge=_names(challenge) or None,
+                challenge_wait_s=challenge_wait,
+                accept_challenges=_names(accept_from) or accept_challenges,
                 min_move_ms=min_move_ms,
                 time_control=tc,
                 policy=chosen_policy,

@@ -9,8 +9,10 @@ every agent plays every seat equally often. The dice of games of chance come fro
 so a run with a seed (and agents limited by depth or simulations rather than time) repeats
 exactly. Each game counts for an agent as the share of its opponents it finished ahead of (ties
 count half): a win 1, a draw 1/2, a loss 0 in two-player games; first 1, second 1/2, last 0 with
-three players. The final table has wins, draws, losses and that score per agent, and for two
-agents the Elo difference with a 95% confidence interval.
+three players. The final table has wins, draws, losses and that score per agent (with three
+players: how often it finished 1st, 2nd and 3rd, tied seats sharing the better place), and for
+two agents the Elo difference with a 95% confidence interval. The same agent given twice is told
+apart as ``random #1``, ``random #2``.
 """
 
 from __future__ import annotations
@@ -110,6 +112,7 @@ class Match:
                 f"agents, not {len(specs)}"
             )
         self.specs = specs
+        self.labels = agent_labels(specs)
         self.seed = seed
         self.move_time = move_time
         self.dice = random.Random(seed)
@@ -121,9 +124,13 @@ class Match:
             self.agents.append(make(name, self.game, **options))
         self.records: list[dict[str, Any]] = []
         self.points = [0.0] * len(specs)
+        #: Each agent's points in every game, in the order of the games (for the Elo interval).
+        self.game_points: list[list[float]] = [[] for _ in specs]
         self.wins = [0] * len(specs)
         self.draws = [0] * len(specs)
         self.losses = [0] * len(specs)
+        #: With three or more players: places[agent][p] counts the games it finished p+1-th.
+        self.places = [[0] * len(specs) for _ in specs]
 
     def play(
         self, n_games: int, on_game: Callable[[dict[str, Any]], None] | None = None
@@ -158,25 +165,31 @@ class Match:
             state = state.result(move)
         returns = list(state.returns())
         points = game_points(returns)
+        places = game_places(returns)
         for seat, agent_index in enumerate(seats):
             p = points[seat]
             self.points[agent_index] += p
+            self.game_points[agent_index].append(p)
+            self.places[agent_index][places[seat] - 1] += 1
             if p == 1.0:
                 self.wins[agent_index] += 1
             elif p == 0.0:
                 self.losses[agent_index] += 1
             else:
                 self.draws[agent_index] += 1
-        record = {
+        # Every list of a game is by seat: seats[i] names the agent that played seat i.
+        record: dict[str, Any] = {
             "game": index + 1,
-            "seats": [self.specs[a] for a in seats],
+            "seats": [self.labels[a] for a in seats],
             "returns": returns,
-            "points": [points[seats.index(a)] for a in range(k)],
+            "points": points,
             "plies": len(moves),
             "seconds": round(time.monotonic() - start, 3),
-            "slowest_move_s": [round(x, 3) for x in slowest],
+            "slowest_move_s": [round(slowest[a], 3) for a in seats],
             "moves": moves,
         }
+        if k > 2:
+            record["places"] = places
         self.records.append(record)
         return record
 
@@ -191,41 +204,70 @@ class Match:
     def standing(self) -> str:
         n = len(self.records) or 1
         return "  ".join(
-            f"{spec} {100 * pts / n:.0f}%"
-            for spec, pts in zip(self.specs, self.points, strict=True)
+            f"{label} {100 * pts / n:.0f}%"
+            for label, pts in zip(self.labels, self.points, strict=True)
         )
 
     def report(self) -> dict[str, Any]:
         n = len(self.records)
-        rows = [
-            {
-                "agent": spec,
-                "games": n,
-                "wins": self.wins[i],
-                "draws": self.draws[i],
-                "losses": self.losses[i],
-                "score": self.points[i] / n if n else 0.0,
-            }
-            for i, spec in enumerate(self.specs)
-        ]
+        rows = []
+        for i, spec in enumerate(self.specs):
+            row: dict[str, Any] = {"agent": self.labels[i], "spec": spec, "games": n}
+            if len(self.specs) == 2:
+                row.update(wins=self.wins[i], draws=self.draws[i], losses=self.losses[i])
+            else:
+                row["places"] = self.places[i]
+            row["score"] = self.points[i] / n if n else 0.0
+            rows.append(row)
         report: dict[str, Any] = {
             "game": self.game.name,
-            "agents": self.specs,
+            "agents": self.labels,
             "move_time": self.move_time,
             "seed": self.seed,
             "results": rows,
+            "order": GAME_LIST_ORDER,
             "games": self.records,
         }
         if len(self.specs) == 2 and n:
-            per_game = [r["points"][0] for r in self.records]
-            elo = elo_difference(per_game)
+            elo = elo_difference(self.game_points[0])
             # JSON has no infinity: an unbounded end of the interval is null
             report["elo"] = {
-                "agent": self.specs[0],
-                "against": self.specs[1],
+                "agent": self.labels[0],
+                "against": self.labels[1],
                 **{k: v if math.isfinite(v) else None for k, v in elo.items()},
             }
         return report
+
+
+#: What the JSON report says about the order of each game's lists.
+GAME_LIST_ORDER = (
+    "in each game, seats, returns, points, places and slowest_move_s are by seat: seats[i] is "
+    "the agent that played seat i; results and agents are in the order the agents were given"
+)
+
+
+def agent_labels(specs: list[str]) -> list[str]:
+    """Names that tell the agents apart: a spec given twice becomes ``spec #1``, ``spec #2``.
+
+    >>> agent_labels(["maxn:depth=1", "random", "random"])
+    ['maxn:depth=1', 'random #1', 'random #2']
+    """
+    seen: dict[str, int] = {}
+    labels = []
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        labels.append(f"{spec} #{seen[spec]}" if specs.count(spec) > 1 else spec)
+    return labels
+
+
+def game_places(returns: list[float]) -> list[int]:
+    """Each seat's place (1 for first): one more than the seats strictly ahead of it, so tied
+    seats share the better place.
+
+    >>> game_places([0.0, 1.0, -1.0]), game_places([1.0, 0.0, 0.0])
+    ([2, 1, 3], [1, 2, 2])
+    """
+    return [1 + sum(other > mine for other in returns) for mine in returns]
 
 
 def game_points(returns: list[float]) -> list[float]:
@@ -281,22 +323,27 @@ def results_table(report: dict[str, Any]) -> Any:
     table = Table(
         title=f"{report['game']}: {len(report['games'])} games, {report['move_time']} s per move"
     )
-    for col in ("agent", "wins", "draws", "losses", "score"):
+    rows = report["results"]
+    places = "places" in rows[0]
+    counts = [_ordinal(p + 1) for p in range(len(rows))] if places else ["wins", "draws", "losses"]
+    for col in ("agent", *counts, "score"):
         table.add_column(col, justify="left" if col == "agent" else "right")
-    for row in report["results"]:
-        table.add_row(
-            row["agent"],
-            str(row["wins"]),
-            str(row["draws"]),
-            str(row["losses"]),
-            f"{100 * row['score']:.1f}%",
-        )
+    for row in rows:
+        numbers = row["places"] if places else [row["wins"], row["draws"], row["losses"]]
+        table.add_row(row["agent"], *map(str, numbers), f"{100 * row['score']:.1f}%")
     return table
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n if n < 20 else n % 10, 'th') }"
 
 
 def elo_text(elo: dict[str, Any]) -> str:
     def fmt(x: float | None, unbounded: str) -> str:
-        return unbounded if x is None else f"{x:+.0f}"
+        if x is None:
+            return unbounded
+        rounded = round(x)  # an int: -0.0 and -0.4 print as 0, not "-0"
+        return "0" if rounded == 0 else f"{rounded:+d}"
 
     centre = "+inf" if elo["score"] >= 0.5 else "-inf"
 

@@ -6,26 +6,59 @@ from typing import Any
 
 import typer
 
+#: Where ``arena replay`` looks when --url is not given (``arena serve``'s default address).
+DEFAULT_URL = "http://127.0.0.1:8000"
+
 
 def register(app: typer.Typer) -> None:
     @app.command("replay")
     def replay(
         match_id: str = typer.Argument(..., help="The match id (from GET /api/matches)."),
-        url: str = typer.Option("http://127.0.0.1:8000", "--url", help="The arena server."),
+        url: str = typer.Option(
+            DEFAULT_URL,
+            "--url",
+            metavar="http://HOST:PORT",
+            help="The arena server (its bots' ws://HOST:PORT/ws address works too).",
+        ),
     ) -> None:
         """Print a match move by move, re-derived by the server from the stored moves."""
         import httpx
 
-        address = f"{url.rstrip('/')}/api/matches/{match_id}/replay"
+        base = server_address(url)
+        address = f"{base}/api/matches/{match_id}/replay"
         try:
             response = httpx.get(address, timeout=30)
         except httpx.HTTPError as exc:
-            typer.echo(f"error: cannot reach {url}: {exc}", err=True)
+            typer.echo(
+                f"error: cannot reach {base}: {exc}; is the server at {base}? give --url "
+                "http://HOST:PORT",
+                err=True,
+            )
             raise typer.Exit(2) from exc
         if response.status_code != 200:
             typer.echo(f"error: {_error_text(response)}", err=True)
             raise typer.Exit(1)
         typer.echo(format_replay(response.json()))
+
+
+def server_address(url: str) -> str:
+    """The server's HTTP address from what a user may paste: ``http://HOST:PORT``, the same
+    with a trailing ``/``, the bots' ``ws://HOST:PORT/ws`` (``wss://`` gives ``https://``), or a
+    bare ``HOST:PORT``.
+
+        >>> server_address("ws://127.0.0.1:8766/ws")
+        'http://127.0.0.1:8766'
+        >>> server_address("127.0.0.1:8000/")
+        'http://127.0.0.1:8000'
+    """
+    url = url.strip()
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "http", url
+    scheme = {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme.lower())
+    rest = rest.rstrip("/")
+    rest = rest.removesuffix("/ws")  # the bots' WebSocket path, not an HTTP prefix
+    return f"{scheme}://{rest}"
 
 
 def _error_text(response: Any) -> str:
@@ -61,6 +94,9 @@ def format_replay(data: dict[str, Any]) -> str:
             if step.get("rejected"):
                 head += "  (rejected: illegal)"
         lines.append(head)
+        info = format_info(step.get("info"))
+        if info:
+            lines.append(f"  {info}")
         if step.get("board"):
             lines.append(step["board"])
     lines.append("")
@@ -79,3 +115,34 @@ def format_replay(data: dict[str, Any]) -> str:
     elif data["verified"] is False:
         lines.extend(f"NOT VERIFIED: {p}" for p in data["problems"])
     return "\n".join(lines)
+
+
+#: At most this many moves of a principal variation, and characters of a comment, are shown.
+PV_SHOWN = 8
+COMMENT_SHOWN = 80
+
+
+def format_info(info: dict[str, Any] | None) -> str:
+    """A move's info (what the bot sent with it) in one line, or "" when it sent none.
+
+    >>> format_info({"depth": 6, "score": 0.25, "nodes": 1200, "pv": ["4", "4", "3"]})
+    'depth 6  score 0.25  nodes 1200  pv 4 4 3'
+    >>> format_info({"comment": "book move"})
+    'comment "book move"'
+    """
+    if not info:
+        return ""
+    parts = []
+    for key in ("depth", "score", "nodes"):
+        if info.get(key) is not None:
+            parts.append(f"{key} {info[key]:g}" if key == "score" else f"{key} {info[key]}")
+    pv = info.get("pv") or []
+    if pv:
+        more = f" ... ({len(pv)} moves)" if len(pv) > PV_SHOWN else ""
+        parts.append("pv " + " ".join(str(m) for m in pv[:PV_SHOWN]) + more)
+    comment = " ".join(str(info.get("comment") or "").split())
+    if comment:
+        if len(comment) > COMMENT_SHOWN:
+            comment = comment[: COMMENT_SHOWN - 3] + "..."
+        parts.append(f'comment "{comment}"')
+    return "  ".join(parts)

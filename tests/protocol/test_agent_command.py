@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import subprocess
 import sys
@@ -113,3 +114,38 @@ def test_arena_agent_fails_at_once_when_the_url_is_no_websocket(live_server: Any
     assert done.returncode == 1
     assert "did not answer the WebSocket handshake" in done.stderr
     assert "ws://HOST:PORT/ws" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_arena_agent_splits_comma_separated_names_and_stops_waiting(live_server: Any) -> None:
+    # `--challenge ghost1,ghost2` is two bots (the help says so), and bots that never connect
+    # stop the challenger after --challenge-wait seconds instead of for ever.
+    _, token = live_server.create_bot()
+    done = subprocess.run(
+        [*ARENA, "agent", "chinese_checkers", "random", "--url", live_server.ws_url,
+         "--token", token, "--challenge", "ghost1,ghost2", "--challenge-wait", "0.5", "--quiet"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(
+        "error: unknown_bot: no bot named 'ghost1' is connected right now, and was not during "
+        "0.5 s of challenging"
+    )
+    assert done.stderr.count("\n") == 1, done.stderr
+
+
+def test_arena_agent_help_shows_comma_separated_lists() -> None:
+    done = subprocess.run(
+        [*ARENA, "agent", "--help"], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "COLUMNS": "160"},
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert "list[str]" not in done.stdout
+    for option, metavar in [
+        ("--challenge", "BOT[,BOT]"),
+        ("--accept-from", "BOT[,BOT...]"),
+        ("--option", "KEY=VALUE[,...]"),
+        ("--challenge-wait", "SECONDS"),
+    ]:
+        assert any(
+            option in line.split() and metavar in line.split() for line in done.stdout.splitlines()
+        ), (option, done.stdout)

@@ -324,3 +324,17 @@ async def test_without_reconnect_a_lost_connection_is_an_error() -> None:
     client = BotClient(_closed_port_url(), "t", random_choose, game=GAME, reconnect=False)
     with pytest.raises(ConnectionError):
         await asyncio.wait_for(client.run(), 5.0)
+
+
+def test_a_pv_of_move_objects_is_sent_in_notation() -> None:
+    from protocol.client import _to_move_info
+
+    game = games.get("connect_four")
+    start = game.initial_state()
+    info, problems = _to_move_info({"pv": [3, 3, 2], "depth": 3}, game, start)
+    assert problems == [] and info is not None
+    assert info.pv == ["4", "4", "3"] and info.depth == 3  # column indexes, written 1..7
+    info, _ = _to_move_info({"pv": ["4", 3]}, game, start)
+    assert info is not None and info.pv == ["4", "4"]
+    info, problems = _to_move_info({"pv": "4 4 3"}, game, start)
+    assert info is None and [key for key, _ in problems] == ["pv"]

@@ -6,12 +6,18 @@ Otherwise any bot could challenge a student's bot to 50 ms per move and win on t
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import random
 import sys
 import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from websockets.asyncio.server import ServerConnection, serve
 
 from games import State
 from protocol.client import BotClient, BotError, Clock
@@ -68,10 +74,13 @@ async def test_a_kit_bot_declines_challenges_by_default(live_server: Any) -> Non
     name, token = live_server.create_bot()
     challenged = Waiting(live_server.ws_url, token, random_choose, game=GAME, games=1)
     outcome = await challenge(live_server, challenged, name, time_control=TimeControl(move_ms=50))
-    # The challenger is told why, and no match was played.
+    # The challenger is told why, in the decliner's words, and no match was played.
     assert isinstance(outcome, BotError) and outcome.code == "challenge_declined"
-    assert f"{name} declined the challenge" in str(outcome)
-    assert "accept_challenges=True" in str(outcome)
+    assert str(outcome) == (
+        f"challenge_declined: {name} declined the challenge: it accepts no challenges (the bot "
+        "kit's default; its author can start it with accept_challenges=True, or arena agent "
+        "--accept-challenges)"
+    )
     assert len(challenged.received) == 1
     assert live_server.api("GET", "/api/matches").json()["total"] == 0
 
@@ -106,10 +115,18 @@ async def test_accept_challenges_from_named_bots_and_above_a_minimum_move_time(
         )  # fmt: skip
 
     try:
-        with pytest.raises(BotError, match="challenge_declined"):
-            await asyncio.wait_for(challenger(stranger_token, 1000).run(), 20)  # not listed
-        with pytest.raises(BotError, match="challenge_declined"):
-            await asyncio.wait_for(challenger(friend_token, 100).run(), 20)  # too fast
+        with pytest.raises(BotError, match="challenge_declined") as not_listed:
+            await asyncio.wait_for(challenger(stranger_token, 1000).run(), 20)
+        assert str(not_listed.value).endswith(
+            f"declined the challenge: it accepts challenges only from the bots it lists, and "
+            f"{stranger} is not one"
+        )
+        with pytest.raises(BotError, match="challenge_declined") as too_fast:
+            await asyncio.wait_for(challenger(friend_token, 100).run(), 20)
+        assert str(too_fast.value).endswith(
+            "declined the challenge: it plays with at least 200 ms per move (min_move_ms), and "
+            "the challenge gives 100 ms"
+        )
         (end,) = await asyncio.wait_for(challenger(friend_token, 300).run(), 20)
         assert end.termination.value == "normal"
     finally:
@@ -132,6 +149,7 @@ async def test_a_predicate_decides(live_server: Any) -> None:
     )  # fmt: skip
     outcome = await challenge(live_server, challenged, name, time_control=TimeControl(move_ms=60))
     assert isinstance(outcome, BotError) and outcome.code == "challenge_declined"
+    assert str(outcome).endswith("declined the challenge: its accept_challenges function said no")
     assert [m.time_control.move_ms for m in seen] == [60]
 
 
@@ -212,3 +230,86 @@ async def test_an_accepted_challenge_takes_a_full_bot_out_of_the_lobby(live_serv
     results_b = await asyncio.wait_for(task_b, 30)
     assert c_waiting[0] == 1  # b was not in the queue while it played a's challenge
     assert {r.match_id for r in results_b} == {end_a.match_id, end_c.match_id}
+
+
+# --- a scripted server: the exact messages a challenger gets ---------------------------------
+
+
+@asynccontextmanager
+async def scripted(script: Callable[[ServerConnection], Awaitable[None]]) -> AsyncIterator[str]:
+    """A WebSocket server on a free port running ``script`` for each connection; its URL."""
+    async with serve(script, "127.0.0.1", 0) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        yield f"ws://127.0.0.1:{port}/ws"
+
+
+async def receive(ws: ServerConnection, kind: str) -> dict[str, Any]:
+    while True:
+        message = json.loads(await ws.recv())
+        if message["type"] == kind:
+            return message  # type: ignore[no-any-return]
+        assert message["type"] in ("ping", "pong"), message
+
+
+WELCOME = json.dumps(
+    {"type": "welcome", "protocol": 1, "bot": "kit", "server": "script/1",
+     "heartbeat_ms": 15000, "matches": []}
+)  # fmt: skip
+
+
+async def test_a_challenged_bot_that_never_connects_stops_the_challenger_in_time() -> None:
+    challenges: list[float] = []
+
+    async def script(ws: ServerConnection) -> None:
+        await receive(ws, "hello")
+        await ws.send(WELCOME)
+        while True:
+            message = await receive(ws, "challenge")
+            challenges.append(time.monotonic())
+            name = message["opponents"][0]
+            await ws.send(json.dumps({
+                "type": "error", "code": "unknown_bot", "fatal": False,
+                "message": f"no bot named {name!r} is connected right now",
+            }))  # fmt: skip
+
+    async with scripted(script) as url:
+        bot = BotClient(
+            url, "t", random_choose, game=GAME, challenge=["carlo"], challenge_wait_s=0.5
+        )
+        bot.retry_s = 0.1
+        started = time.monotonic()
+        with pytest.raises(BotError) as caught:
+            await asyncio.wait_for(bot.run(), 10)
+    assert time.monotonic() - started < 3
+    assert caught.value.code == "unknown_bot"
+    assert str(caught.value).startswith(
+        "unknown_bot: no bot named 'carlo' is connected right now, and was not during 0.5 s of "
+        "challenging every 0.1 s: check the name (GET /api/bots lists every bot)"
+    )
+    assert 4 <= len(challenges) <= 8
+
+
+@pytest.mark.parametrize(("reason", "said"), [("busy thinking", "busy thinking"), ("", None)])
+async def test_the_challenger_says_the_decliners_reason(
+    reason: str, said: str | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def script(ws: ServerConnection) -> None:
+        await receive(ws, "hello")
+        await ws.send(WELCOME)
+        await receive(ws, "challenge")
+        await ws.send(json.dumps({"type": "challenge_sent", "challenge_id": "c1"}))
+        await ws.send(json.dumps(
+            {"type": "challenge_declined", "challenge_id": "c1", "by": "bob", "reason": reason}
+        ))  # fmt: skip
+        await ws.wait_closed()
+
+    async with scripted(script) as url:
+        bot = BotClient(url, "t", random_choose, game=GAME, challenge=["bob"])
+        with (
+            caplog.at_level(logging.WARNING, logger="protocol.client"),
+            pytest.raises(BotError) as caught,
+        ):
+            await asyncio.wait_for(bot.run(), 10)
+    why = said or "it gave no reason"
+    assert str(caught.value) == f"challenge_declined: bob declined the challenge: {why}"
+    assert f"bob declined challenge c1: {why}" in [r.getMessage() for r in caplog.records]

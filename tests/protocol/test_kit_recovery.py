@@ -116,7 +116,9 @@ WELCOME = {
 }  # fmt: skip
 
 
-async def play_one_match(ws: ServerConnection, match_id: str) -> None:
+async def play_one_match(
+    ws: ServerConnection, match_id: str, termination: str = "normal"
+) -> None:
     """Answer a join with joined, a match_start and its match_end (no turns: 0 plies)."""
     rules = games.get(GAME)
     position = rules.state_to_json(rules.initial_state())
@@ -128,7 +130,7 @@ async def play_one_match(ws: ServerConnection, match_id: str) -> None:
         time_control=tc, policy="forfeit", position=position,
     )  # fmt: skip
     await send(
-        ws, type="match_end", match_id=match_id, payoffs=[0.0, 0.0], termination="aborted",
+        ws, type="match_end", match_id=match_id, payoffs=[0.0, 0.0], termination=termination,
         at_fault=None, position=position, plies=0,
     )  # fmt: skip
 
@@ -216,3 +218,23 @@ async def test_unknown_match_for_a_tracked_match_drops_it_and_the_bot_plays_on()
         results = await asyncio.wait_for(bot.run(), 10)
     assert [r.match_id for r in results] == ["m2"]
     assert bot.lost_track == ["gone"] and bot.matches == {}
+
+
+async def test_an_aborted_match_does_not_count_towards_games() -> None:
+    # A server restart aborts the running match: a student asking for 2 games gets 2 real ones.
+    async def script(ws: ServerConnection) -> None:
+        await receive(ws, "hello")
+        await ws.send(json.dumps(WELCOME))
+        for match_id, termination in [("m1", "normal"), ("m2", "aborted"), ("m3", "normal")]:
+            await receive(ws, "join")
+            await play_one_match(ws, match_id, termination)
+        await ws.wait_closed()
+
+    async with scripted(script) as url:
+        bot = BotClient(url, "t", random_choose, game=GAME, games=2, request_timeout_s=60)
+        results = await asyncio.wait_for(bot.run(), 10)
+    # The aborted match is returned too, in its place.
+    assert [(r.match_id, r.termination.value) for r in results] == [
+        ("m1", "normal"), ("m2", "aborted"), ("m3", "normal"),
+    ]  # fmt: skip
+    assert bot.aborted == 1

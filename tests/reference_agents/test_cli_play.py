@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from server.cli import app
-from server.cli.play import elo_difference, game_points
+from server.cli.play import agent_labels, elo_difference, elo_text, game_places, game_points
 
 runner = CliRunner()
 
@@ -75,7 +75,8 @@ def test_seeded_runs_repeat_exactly(tmp_path: Path) -> None:
     assert [g["moves"] for g in outs[0]["games"]] == [g["moves"] for g in outs[1]["games"]]
 
 
-def test_three_players_and_seat_count_errors() -> None:
+def test_three_players_places_labels_and_json_by_seat(tmp_path: Path) -> None:
+    out = tmp_path / "three.json"
     result = runner.invoke(
         app,
         [
@@ -88,10 +89,42 @@ def test_three_players_and_seat_count_errors() -> None:
             "3",
             "--seed",
             "1",
+            "--json",
+            str(out),
         ],
+        env={"COLUMNS": "120"},
     )
     assert result.exit_code == 0, result.output
-    assert "maxn:depth=1" in result.output and "Elo" not in result.output
+    assert "Elo" not in result.output
+    # Places, not wins/draws/losses (a second place is no draw); the two randoms told apart.
+    header = next(line for line in result.output.splitlines() if "agent" in line)
+    assert header.split("┃")[1:-1] == [" agent        ", " 1st ", " 2nd ", " 3rd ", "  score "]
+    assert "draws" not in result.output
+    table = {line.split("│")[1].strip(): line for line in result.output.splitlines() if "│" in line}
+    assert set(table) == {"maxn:depth=1", "random #1", "random #2"}
+
+    report = json.loads(out.read_text())
+    assert report["agents"] == ["maxn:depth=1", "random #1", "random #2"]
+    rows = report["results"]
+    assert [(r["agent"], r["spec"]) for r in rows] == [
+        ("maxn:depth=1", "maxn:depth=1"),
+        ("random #1", "random"),
+        ("random #2", "random"),
+    ]
+    assert all(sum(r["places"]) == 3 and "draws" not in r for r in rows)
+    assert "by seat" in report["order"]
+    scores = dict.fromkeys(report["agents"], 0.0)
+    for g in report["games"]:
+        # Every list of a game is by seat.
+        assert g["points"] == game_points(g["returns"])
+        assert g["places"] == game_places(g["returns"])
+        assert len(g["slowest_move_s"]) == len(g["seats"]) == 3
+        for label, points in zip(g["seats"], g["points"], strict=True):
+            scores[label] += points
+    assert [round(scores[r["agent"]] / 3, 6) for r in rows] == [round(r["score"], 6) for r in rows]
+
+
+def test_seat_count_errors() -> None:
     result = runner.invoke(app, ["play", "chinese_checkers", "maxn", "random"])
     assert result.exit_code == 2 and "3 seats" in result.output
     result = runner.invoke(app, ["play", "backgammon", "alphabeta", "random"])
@@ -107,3 +140,29 @@ def test_points_and_elo() -> None:
     assert even["elo"] == 0.0 and even["low"] < -100 and even["high"] > 100
     perfect = elo_difference([1.0] * 20)
     assert math.isinf(perfect["elo"]) and math.isinf(perfect["high"]) and perfect["low"] > 200
+
+
+def test_places_labels_and_no_negative_zero() -> None:
+    import doctest
+
+    from server.cli import play
+
+    assert doctest.testmod(play).failed == 0
+    assert game_places([1.0, 0.0, -1.0]) == [1, 2, 3]
+    assert game_places([0.5, 0.5, -1.0]) == [1, 1, 3]  # tied seats share the better place
+    assert game_places([1.0, -1.0]) == [1, 2]
+    assert agent_labels(["random", "mcts", "random"]) == ["random #1", "mcts", "random #2"]
+    # All draws: the Elo difference is -0.0 in floating point; it prints as 0.
+    elo = {"agent": "minimax", "against": "negamax", **elo_difference([0.5] * 4)}
+    assert elo["elo"] == 0.0
+    assert elo_text(elo).startswith("Elo difference minimax - negamax: 0 (95% interval -")
+    assert elo_text({**elo, "elo": -0.4, "low": -12.6, "high": 0.3}) == (
+        "Elo difference minimax - negamax: 0 (95% interval -13 .. 0)"
+    )
+
+
+def test_all_draws_print_an_elo_difference_of_0() -> None:
+    result = runner.invoke(app, ["play", "tic_tac_toe", "minimax", "negamax", "--games", "2"])
+    assert result.exit_code == 0, result.output
+    assert "Elo difference minimax - negamax: 0 (95% interval" in result.output
+    assert "-0 " not in result.output

@@ -152,6 +152,9 @@ def test_replay_prints_every_board(live_server: Any, store_match: Any) -> None:
         state = state.result(rules.parse_move(state, text))
         head = f"ply {ply}: seat {seat} ({m.bots[seat]}) plays {text}"
         position = out.index(head, position)
+        # The info the bot sent with the move, in one line under it (store_match sends some).
+        info_line = f'\n  depth {ply % 5}  comment "ply {ply}"\n'
+        assert out[position:].split("\n", 1)[1].startswith(info_line[1:]), out[position:]
         position = out.index(rules.render(state), position)
     assert f"termination: {m.termination}" in out
     assert "verified: the stored result re-derives from the stored moves" in out
@@ -159,13 +162,44 @@ def test_replay_prints_every_board(live_server: Any, store_match: Any) -> None:
     missing = runner.invoke(app, ["replay", "nope", "--url", live_server.url])
     assert missing.exit_code == 1 and "not_found" in missing.output
 
+    # The bots' WebSocket address, pasted, names the same server.
+    pasted = runner.invoke(app, ["replay", m.match_id, "--url", live_server.ws_url])
+    assert pasted.exit_code == 0, pasted.output
+    assert pasted.stdout == out
+
 
 def test_replay_reports_an_unreachable_server() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     result = runner.invoke(app, ["replay", "x", "--url", f"http://127.0.0.1:{port}"])
-    assert result.exit_code == 2 and "cannot reach" in result.output
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: cannot reach http://127.0.0.1:{port}: ")
+    assert result.stderr.endswith(
+        f"; is the server at http://127.0.0.1:{port}? give --url http://HOST:PORT\n"
+    )
+
+
+def test_replay_reads_the_server_address_from_what_is_pasted() -> None:
+    import doctest
+
+    from server.cli import replay
+
+    assert doctest.testmod(replay).failed == 0
+    for pasted, address in [
+        ("http://127.0.0.1:8000", "http://127.0.0.1:8000"),
+        ("http://127.0.0.1:8000/", "http://127.0.0.1:8000"),
+        ("ws://127.0.0.1:8766/ws", "http://127.0.0.1:8766"),
+        ("wss://arena.example.org/ws", "https://arena.example.org"),
+        ("https://example.org/arena/", "https://example.org/arena"),
+        ("localhost:8000", "http://localhost:8000"),
+    ]:
+        assert replay.server_address(pasted) == address
+    assert replay.format_info(None) == replay.format_info({}) == ""
+    long = {"score": -1.5, "pv": [str(i) for i in range(12)], "comment": "x" * 100}
+    assert replay.format_info(long) == (
+        'score -1.5  pv 0 1 2 3 4 5 6 7 ... (12 moves)  comment "' + "x" * 77 + '..."'
+    )
 
 
 def test_serve_migrates_prints_the_admin_token_and_serves(tmp_path: Path) -> None:
