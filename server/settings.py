@@ -59,6 +59,47 @@ class Settings:
     #: Print a generated admin token on first start (the CLI keeps this on; tests may turn it off).
     print_admin_token: bool = True
 
+    # --- ratings (openskill's Weng-Lin Plackett-Luce model; server/ratings) ---------------
+    #: A new bot's rating: mean and uncertainty (openskill's defaults).
+    rating_mu: float = 25.0
+    rating_sigma: float = 25.0 / 3.0
+    #: Performance spread in one match, and the uncertainty added before each rating (so that
+    #: ratings keep moving over a semester).
+    rating_beta: float = 25.0 / 6.0
+    rating_tau: float = 25.0 / 300.0
+    #: A bot with fewer rated matches than this in a game is marked provisional there.
+    provisional_matches: int = 10
+    #: Whether accepted challenges are rated (off: nobody farms rating by challenging bots to
+    #: 50 ms per move). Lobby and tournament matches are always rated.
+    rated_challenges: bool = False
+
+    # --- pairing (server/referee/pairing.py) -----------------------------------------------
+    #: A waiting bot is paired with one of the ``pairing_candidates`` closest in rating whose mu
+    #: is within ``pairing_window`` of its own, a window that widens by ``pairing_widen_per_s``
+    #: for each second waited; after ``pairing_max_wait_s`` it meets whoever is there.
+    pairing_window: float = 3.0
+    pairing_widen_per_s: float = 1.0
+    pairing_max_wait_s: float = 10.0
+    pairing_candidates: int = 3
+    #: How often the lobby looks again at bots still waiting.
+    pairing_tick_s: float = 0.5
+
+    # --- house bots (server/house) -----------------------------------------------------------
+    #: Reference agents the server runs as ladder members, per game: ``GAME=AGENT@SECONDS,...``
+    #: separated by ``;`` (``@SECONDS``: thinking time per move; agent options as in
+    #: ``arena play``, e.g. ``alphabeta:depth=4``). Empty: no house bots. "default": a random
+    #: bot and two searching bots of different strength in every game.
+    house_bots: str = "default"
+    #: A bot alone in a lobby queue this long is paired with a house bot.
+    house_wait_s: float = 2.0
+    #: Processes that run the house bots' searches (0: one per core).
+    house_workers: int = 0
+    #: Matches one house bot plays at once.
+    house_max_matches: int = 8
+    #: Whether house bots also play each other when nobody else waits (``arena demo`` turns it on;
+    #: on a class server it would spend the CPU on the house's own ladder).
+    house_self_play: bool = False
+
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from ``ARENA_*`` environment variables; keyword overrides win."""

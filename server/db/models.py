@@ -1,4 +1,4 @@
-"""Typed ORM models: bots, matches, seats, moves, chance events and results.
+"""Typed ORM models: bots, matches, seats, moves, chance events, results and ratings.
 
 Relationships use ``lazy="raise"``: an accidental lazy load (which would do hidden I/O in async
 code) fails loudly; repositories load what they need with explicit ``selectinload``.
@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from sqlalchemy import JSON, ForeignKey, Index, MetaData, String
+from sqlalchemy import false as sa_false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 # Named constraints keep Alembic migrations deterministic across databases.
@@ -52,6 +53,10 @@ class Bot(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     enabled: Mapped[bool] = mapped_column(default=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: A house bot: a reference agent the server runs itself as a ladder member.
+    house: Mapped[bool] = mapped_column(default=False, server_default=sa_false())
+    #: A house bot's agent, as configured (e.g. ``mcts@0.1``); null for other bots.
+    agent: Mapped[str | None] = mapped_column(String(100))
 
     seats: Mapped[list[Seat]] = relationship(back_populates="bot", lazy="raise")
 
@@ -69,6 +74,10 @@ class Match(Base):
     #: Decimal text: a 64-bit unsigned seed does not fit SQL's signed BIGINT.
     seed: Mapped[str] = mapped_column(String(24))
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    #: How the match came about: ``lobby``, ``challenge`` or ``tournament``.
+    origin: Mapped[str] = mapped_column(String(16), default="lobby", server_default="lobby")
+    #: Whether its result moves the ratings (lobby and tournament matches by default).
+    rated: Mapped[bool] = mapped_column(default=False, server_default=sa_false())
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match", lazy="raise", order_by="Seat.seat", cascade="all, delete-orphan"
@@ -143,3 +152,54 @@ class Result(Base):
     at_fault: Mapped[int | None]
     final_position: Mapped[dict[str, Any] | None]
     finished_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: For a rated result: its place in the order in which results were rated (1, 2, ...).
+    #: ``arena ratings rebuild`` replays the rated results in this order.
+    rated_seq: Mapped[int | None] = mapped_column(unique=True)
+
+
+class Rating(Base):
+    """A bot's rating in one game (openskill, Weng-Lin Plackett-Luce) and its record there.
+
+    Derived data: ``arena ratings rebuild`` recomputes every row from the rated results. Written
+    in the same transaction as each rated result, with one RatingChange per seat.
+    """
+
+    __tablename__ = "ratings"
+    __table_args__ = (Index("ix_ratings_game_conservative", "game", "conservative"),)
+
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    game: Mapped[str] = mapped_column(String(32), primary_key=True)
+    mu: Mapped[float]
+    sigma: Mapped[float]
+    #: mu - 3 sigma: the value the leaderboard ranks by.
+    conservative: Mapped[float]
+    matches: Mapped[int] = mapped_column(default=0)
+    wins: Mapped[int] = mapped_column(default=0)
+    draws: Mapped[int] = mapped_column(default=0)
+    losses: Mapped[int] = mapped_column(default=0)
+    #: Rated matches this bot lost by its own fault, by termination.
+    timeouts: Mapped[int] = mapped_column(default=0)
+    illegal_moves: Mapped[int] = mapped_column(default=0)
+    disconnects: Mapped[int] = mapped_column(default=0)
+    last_played_at: Mapped[datetime | None]
+
+
+class RatingChange(Base):
+    """One seat of one rated result: the rating before and after (the history behind charts)."""
+
+    __tablename__ = "rating_history"
+    __table_args__ = (Index("ix_rating_history_bot_id_game", "bot_id", "game", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), index=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    game: Mapped[str] = mapped_column(String(32))
+    seat: Mapped[int]
+    #: Finishing place, 1 for first; seats level on payoff share a place.
+    rank: Mapped[int]
+    mu_before: Mapped[float]
+    sigma_before: Mapped[float]
+    mu: Mapped[float]
+    sigma: Mapped[float]
+    conservative: Mapped[float]
+    at: Mapped[datetime]

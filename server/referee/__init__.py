@@ -49,6 +49,7 @@ from protocol.messages import (
 )
 from server import time_controls
 from server.db.database import Database
+from server.ratings import RatingBook, RatingModel
 from server.referee.challenges import Challenges, Party, PendingChallenge
 from server.referee.connections import BotConnection, ConnectionRegistry, RefereeError
 from server.referee.lobby import Lobby, QueueKey, Waiting
@@ -78,11 +79,14 @@ class Referee:
         self._revoked_at: dict[str, int] = {}
         #: Set when the server starts shutting down: no new match starts after that.
         self.closing = False
+        #: Every bot's rating per game, as stored (the lobby pairs by them).
+        self.ratings = RatingBook(RatingModel.from_settings(settings))
 
     async def start(self) -> None:
         """Load the seat-rotation counts from the stored matches; matches start on demand."""
         async with self.database.session() as session:
             self._pairings = await match_repo.pairing_counts(session)
+            await self.ratings.load(session)
 
     async def stop(self) -> None:
         """End every running match as aborted (stored, and match_end sent), then return."""
@@ -319,8 +323,14 @@ class Referee:
         bots: Sequence[tuple[int, str]],
         time_control: TimeControl,
         policy: Policy,
+        *,
+        origin: str = "lobby",
     ) -> MatchRunner:
-        """Seat ``bots`` (alternating per set of bots) and start the match task."""
+        """Seat ``bots`` (alternating per set of bots) and start the match task.
+
+        ``origin`` is ``lobby``, ``challenge`` or ``tournament``; lobby and tournament matches
+        are rated, challenges only when ``settings.rated_challenges`` allows it.
+        """
         ordered = sorted(bots)
         key = (game.name, frozenset(b for b, _ in bots))
         k = self._pairings[key] % len(ordered)
@@ -337,6 +347,8 @@ class Referee:
             max_latency_grace_ms=self.settings.max_latency_grace_ms,
             move_limit=time_controls.move_limit(game.name),
             on_finish=self._finished,
+            origin=origin,
+            rated=origin != "challenge" or self.settings.rated_challenges,
         )
         self.matches[runner.match_id] = runner
         self._tasks[runner.match_id] = asyncio.create_task(

@@ -112,6 +112,8 @@ class MatchRunner:
         max_latency_grace_ms: int,
         move_limit: int | None = None,
         on_finish: Callable[[MatchRunner], None] | None = None,
+        origin: str = "lobby",
+        rated: bool = False,
     ) -> None:
         if len(seats) != game.num_players:
             raise ValueError(f"{game.name} needs {game.num_players} seats, got {len(seats)}")
@@ -121,6 +123,8 @@ class MatchRunner:
         self.time_control = time_control
         self.policy = policy
         self.move_limit = move_limit
+        self.origin = origin
+        self.rated = rated
         self.seed = secrets.randbits(64)
         self.state = game.initial_state()
         self.events: list[PlayedMove] = []
@@ -236,6 +240,8 @@ class MatchRunner:
                 time_control=self.time_control.model_dump(),
                 policy=self.policy.value,
                 seed=self.seed,
+                origin=self.origin,
+                rated=self.rated,
             )
             log.info(
                 "match %s of %s started: %s; %d+%d ms, %s",

@@ -60,6 +60,8 @@ async def create_match(
     time_control: Mapping[str, Any],
     policy: str,
     seed: int,
+    origin: str = "lobby",
+    rated: bool = False,
 ) -> None:
     """A running match with one seat per bot id, in seat order."""
     await create_matches(
@@ -72,6 +74,8 @@ async def create_match(
                 "time_control": time_control,
                 "policy": policy,
                 "seed": seed,
+                "origin": origin,
+                "rated": rated,
             }
         ],
     )
@@ -98,6 +102,8 @@ async def create_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
                 "bank_ms": int(time_control.get("bank_ms", 0)),
                 "policy": str(row["policy"]),
                 "seed": str(row["seed"]),
+                "origin": str(row.get("origin", "lobby")),
+                "rated": bool(row.get("rated", False)),
             }
         )
         seats.extend(
