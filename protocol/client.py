@@ -616,8 +616,10 @@ class BotClient:
         while not self._done.is_set():
             opened = False
             try:
+                # close_timeout: a bot that stops (Ctrl+C, its games done) waits at most this
+                # long for the server's answer to its close frame (websockets' default is 10 s).
                 async with websockets.connect(
-                    self.url, max_size=16 * 1024 * 1024, open_timeout=10
+                    self.url, max_size=16 * 1024 * 1024, open_timeout=10, close_timeout=2
                 ) as ws:
                     opened = True
                     self._ws = ws

@@ -90,11 +90,15 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
         self._ping_at = self.loop.time()
 
     def handle_ping(self) -> None:
+        if self.close_sent or self.transport.is_closing():
+            self.conn.data_to_send()  # closing: no pong, and nothing more to say
+            return
         now = self.loop.time()
         self._ping_tokens = min(PING_BURST, self._ping_tokens + (now - self._ping_at) * PING_RATE)
         self._ping_at = now
         if self._ping_tokens < 1.0:
             log.info("closing %s: WebSocket pings faster than %g/s", _peer(self), PING_RATE)
+            self.conn.data_to_send()  # the pong websockets prepared: not sent
             self.conn.fail(1008, "too many WebSocket pings")
             self.handle_parser_exception()
             return

@@ -174,7 +174,6 @@ async def memory_attack(srv: ServerProcess, baseline: int) -> int:
     watcher.cancel()
     for client in (*stalled, *readers, *pingers):
         client.close()
-    assert all(p.ws.close_code == 1008 for p in pingers), [p.ws.close_code for p in pingers]
     return peak
 
 
@@ -392,7 +391,9 @@ async def test_hostile_clients_get_coded_answers_while_honest_bots_play(
     assert "Exception in ASGI" not in srv.log, srv.log
     assert "forged" in srv.log and "\nINFO:     closing bot honest_a: forged" not in srv.log
     assert "\x1b" not in srv.log and "\x00" not in srv.log
-    assert "WebSocket pings faster than" in srv.log
+    # Each WebSocket-level pinger was closed by the server (a client that never reads may not see
+    # the close frame itself), and the log says why, once per connection.
+    assert srv.log.count("WebSocket pings faster than") == 3, srv.log
 
 
 @pytest.mark.parametrize("attack", ["half_headers", "half_body", "silent_connection"])
