@@ -24,6 +24,8 @@ from protocol.messages import MAX_FRAME_BYTES
 from server.api import routes as api_routes
 from server.api.errors import InternalErrorMiddleware, exception_handlers
 from server.db.database import Database
+from server.ratings import RatingModel
+from server.ratings.rebuild import needs_rebuild, rebuild
 from server.referee import Referee
 from server.repositories import bots, matches
 from server.settings import Settings
@@ -83,6 +85,14 @@ def create_app(settings: Settings | None = None) -> Starlette:
                     "closed %d match(es) a crash left running, as aborted (their moves are kept)",
                     app.state.aborted_on_start,
                 )
+            async with database.session() as session:
+                if await needs_rebuild(session):
+                    rebuilt = await rebuild(session, RatingModel.from_settings(settings))
+                    log.info(
+                        "ratings rebuilt from %d rated match(es): %d rating(s)",
+                        rebuilt.matches,
+                        rebuilt.ratings,
+                    )
             app.state.database = database
             referee = Referee(database, settings)
             app.state.referee = referee

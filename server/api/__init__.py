@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from server.api import bots, games, matches
+from server.api import bots, games, leaderboard, matches
 
 routes = [
     Route("/health", games.health, methods=["GET"]),
     Route("/games", games.list_games, methods=["GET"]),
     Route("/bots", bots.list_bots, methods=["GET"]),
     Route("/bots", bots.create_bot, methods=["POST"]),
+    Route("/bots/{name}", leaderboard.bot_page, methods=["GET"]),
+    Route("/bots/{name}/ratings", leaderboard.rating_history, methods=["GET"]),
     Route("/bots/{name}/rotate", bots.rotate_token, methods=["POST"]),
     Route("/bots/{name}/disable", bots.disable_bot, methods=["POST"]),
     Route("/bots/{name}/enable", bots.enable_bot, methods=["POST"]),
+    Route("/leaderboard/{game}", leaderboard.leaderboard, methods=["GET"]),
     Route("/matches", matches.list_matches, methods=["GET"]),
     Route("/matches/{match_id}", matches.get_match, methods=["GET"]),
     Route("/matches/{match_id}/replay", matches.replay, methods=["GET"]),

@@ -18,7 +18,12 @@ from server.repositories.matches import iso
 
 
 def render_bot(bot: Bot) -> dict[str, Any]:
-    return {"name": bot.name, "enabled": bot.enabled, "created_at": iso(bot.created_at)}
+    return {
+        "name": bot.name,
+        "enabled": bot.enabled,
+        "house": bot.house,
+        "created_at": iso(bot.created_at),
+    }
 
 
 async def list_bots(request: Request) -> JSONResponse:

@@ -289,7 +289,13 @@ class Referee:
         if pending.complete():
             self.challenges.remove(pending.challenge_id)
             parties = [(p.bot_id, p.name) for p in pending.parties()]
-            self.start_match(games.get(pending.game), parties, pending.time_control, pending.policy)
+            self.start_match(
+                games.get(pending.game),
+                parties,
+                pending.time_control,
+                pending.policy,
+                origin="challenge",
+            )
 
     def decline(self, conn: BotConnection, message: DeclineChallenge) -> None:
         pending = self._pending(conn, message.challenge_id)
@@ -349,6 +355,7 @@ class Referee:
             on_finish=self._finished,
             origin=origin,
             rated=origin != "challenge" or self.settings.rated_challenges,
+            ratings=self.ratings,
         )
         self.matches[runner.match_id] = runner
         self._tasks[runner.match_id] = asyncio.create_task(

@@ -51,6 +51,8 @@ from protocol.messages import (
     TimeControl,
 )
 from server.db.database import Database
+from server.ratings import service as rating_service
+from server.ratings.book import RatingBook
 from server.referee.clock import SeatClock, latency_grace_ms
 from server.referee.connections import ConnectionRegistry, RefereeError
 from server.repositories import matches as match_repo
@@ -114,6 +116,7 @@ class MatchRunner:
         on_finish: Callable[[MatchRunner], None] | None = None,
         origin: str = "lobby",
         rated: bool = False,
+        ratings: RatingBook | None = None,
     ) -> None:
         if len(seats) != game.num_players:
             raise ValueError(f"{game.name} needs {game.num_players} seats, got {len(seats)}")
@@ -125,6 +128,8 @@ class MatchRunner:
         self.move_limit = move_limit
         self.origin = origin
         self.rated = rated
+        #: The referee's rating book, updated with the ratings this match's result moves.
+        self._ratings = ratings
         self.seed = secrets.randbits(64)
         self.state = game.initial_state()
         self.events: list[PlayedMove] = []
@@ -433,14 +438,16 @@ class MatchRunner:
         # stored only if every ply of the match is: a lost move write would make a record that
         # does not re-derive, so the match is then stored as aborted instead.
         try:
+            # With the result, in the same transaction, the ratings it moves (when rated).
             await self._database.recorder.submit(
-                match_repo.finish_match,
+                rating_service.store_result,
                 match_id=self.match_id,
                 payoffs=payoffs,
                 termination=termination.value,
                 at_fault=at_fault,
                 final_position=position,
                 plies=len(self.events),
+                book=self._ratings,
             )
         except match_repo.IncompleteMatchError:
             log.error("match %s lost a move write; storing it as aborted", self.match_id)

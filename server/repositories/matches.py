@@ -272,6 +272,7 @@ async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
                 "termination": termination,
                 "at_fault": row["at_fault"],
                 "final_position": dict(final_position) if final_position is not None else None,
+                "finished_at": row.get("finished_at") or utcnow(),
             }
         )
     await session.execute(_SET_STATUS, updates)

@@ -1,0 +1,56 @@
+"""Leaderboards and bot pages: ``GET /api/leaderboard/{game}``, ``GET /api/bots/{name}`` and
+``GET /api/bots/{name}/ratings?game=``; the data is built by server.ratings.report."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from protocol.errors import ErrorCode
+from protocol.wire import clip
+from server.api.errors import ApiError
+from server.api.params import known_game, page
+from server.db.models import Bot
+from server.ratings import report
+from server.repositories import bots as bot_repo
+
+
+async def leaderboard(request: Request) -> JSONResponse:
+    game = known_game(request.path_params["game"])
+    limit, offset = page(request)
+    async with request.app.state.database.session() as session:
+        data = await report.leaderboard(
+            session,
+            game,
+            limit=limit,
+            offset=offset,
+            provisional=request.app.state.settings.provisional_matches,
+        )
+    return JSONResponse(data)
+
+
+async def bot_page(request: Request) -> JSONResponse:
+    async with request.app.state.database.session() as session:
+        bot = await _bot(session, request)
+        data = await report.bot_page(
+            session, bot, provisional=request.app.state.settings.provisional_matches
+        )
+    return JSONResponse(data)
+
+
+async def rating_history(request: Request) -> JSONResponse:
+    game = request.query_params.get("game") or None
+    if game is not None:
+        known_game(game, status=400)
+    async with request.app.state.database.session() as session:
+        data = await report.history(session, await _bot(session, request), game)
+    return JSONResponse(data)
+
+
+async def _bot(session: AsyncSession, request: Request) -> Bot:
+    name = request.path_params["name"]
+    bot = await bot_repo.bot_by_name(session, name)
+    if bot is None:
+        raise ApiError(404, ErrorCode.not_found, f"no bot named {clip(repr(name), 80)}")
+    return bot

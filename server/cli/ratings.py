@@ -1,0 +1,114 @@
+"""``arena leaderboard GAME`` and ``arena ratings rebuild``.
+
+    arena leaderboard connect_four                      # the local database (arena.db here)
+    arena leaderboard othello --url http://HOST:8000    # a running server's, over its REST API
+    arena ratings rebuild                               # recompute every rating (server stopped)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+_DB_HELP = "Database URL or SQLite file path (default: ARENA_DB_URL or arena.db here)."
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("leaderboard")
+    def leaderboard(
+        game: str = typer.Argument(..., metavar="GAME", help="Game name (see `arena games`)."),
+        url: str | None = typer.Option(
+            None, "--url", help="A running server (http://HOST:PORT); default: the local database."
+        ),
+        db: str | None = typer.Option(None, "--db", help=_DB_HELP),
+        limit: int = typer.Option(20, "--limit", min=1, max=200, help="Rows to show."),
+        offset: int = typer.Option(0, "--offset", min=0, help="Rows to skip."),
+        as_json: bool = typer.Option(False, "--json", help="Print the JSON instead of a table."),
+    ) -> None:
+        """The leaderboard of GAME: rank, conservative rating (mu - 3 sigma), mu, sigma, record."""
+        import json
+
+        import games
+
+        if game not in games.names():
+            typer.echo(f"error: unknown game {game!r}: known games are {', '.join(games.names())}")
+            raise typer.Exit(2)
+        data = _from_server(url, game, limit, offset) if url else _local(db, game, limit, offset)
+        if as_json:
+            typer.echo(json.dumps(data, indent=2))
+        else:
+            print_leaderboard(data)
+
+    ratings_app = typer.Typer(
+        help="Ratings: derived from the stored matches.", no_args_is_help=True
+    )
+    app.add_typer(ratings_app, name="ratings")
+
+    @ratings_app.command("rebuild")
+    def rebuild(db: str | None = typer.Option(None, "--db", help=_DB_HELP)) -> None:
+        """Recompute every rating from the stored rated matches, in the order they were rated.
+
+        Gives exactly what the incremental updates gave, or what the current ARENA_RATING_*
+        settings give. Stop the server first: it keeps the ratings it pairs by in memory.
+        """
+        from server.cli._database import database_url, run_in_session
+        from server.ratings import RatingModel
+        from server.ratings.rebuild import rebuild as rebuild_ratings
+        from server.settings import Settings
+
+        model = RatingModel.from_settings(Settings.from_env())
+        done = run_in_session(database_url(db), lambda s: rebuild_ratings(s, model))
+        typer.echo(f"rebuilt {done.ratings} rating(s) from {done.matches} rated match(es)")
+
+
+def _local(db: str | None, game: str, limit: int, offset: int) -> dict[str, Any]:
+    from server.cli._database import database_url, run_in_session
+    from server.ratings import report
+    from server.settings import Settings
+
+    provisional = Settings.from_env().provisional_matches
+    return run_in_session(
+        database_url(db),
+        lambda s: report.leaderboard(
+            s, game, limit=limit, offset=offset, provisional=provisional
+        ),
+    )
+
+
+def _from_server(url: str, game: str, limit: int, offset: int) -> dict[str, Any]:
+    import httpx
+
+    address = f"{url.rstrip('/')}/api/leaderboard/{game}"
+    try:
+        response = httpx.get(address, params={"limit": limit, "offset": offset}, timeout=30)
+    except httpx.HTTPError as exc:
+        typer.echo(f"error: cannot reach {url}: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if response.status_code != 200:
+        typer.echo(f"error: {url} answered {response.status_code}: {response.text[:200]}", err=True)
+        raise typer.Exit(1)
+    return dict(response.json())
+
+
+def print_leaderboard(data: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(
+        "#", "bot", "rating", "mu", "sigma", "W", "D", "L", "matches", "faults", "last (UTC)",
+        title=f"{data['game']}: {data['total']} rated bot(s), ranked by mu - 3 sigma",
+        caption=f"? provisional: fewer than {data['provisional_below']} rated matches; "
+        "(house): a reference agent run by the server; faults: timeouts / illegal / disconnects",
+    )  # fmt: skip
+    for row in data["ranking"]:
+        name = row["bot"] + (" (house)" if row["house"] else "")
+        rating = f"{row['conservative']:.1f}" + ("?" if row["provisional"] else "")
+        faults = f"{row['timeouts']}/{row['illegal_moves']}/{row['disconnects']}"
+        last = (row["last_played"] or "")[5:16].replace("T", " ")  # MM-DD HH:MM, UTC
+        table.add_row(
+            str(row["rank"]), name, rating, f"{row['mu']:.1f}", f"{row['sigma']:.2f}",
+            str(row["wins"]), str(row["draws"]), str(row["losses"]), str(row["matches"]),
+            faults, last,
+        )  # fmt: skip
+    Console().print(table)

@@ -1,0 +1,46 @@
+"""Every rating recomputed from the rated results, in the order they were rated.
+
+Ratings are derived data: the ``ratings`` and ``rating_history`` tables hold nothing that the
+stored results do not. ``rebuild`` deletes both and replays every rated result (``results``
+with a ``rated_seq``) through a fresh :class:`~server.ratings.ledger.Ledger` with the current
+settings' model, so it gives exactly what the incremental updates gave (same arithmetic, same
+order), or what they would have given with other settings: changing ``ARENA_RATING_*`` and
+rebuilding is how an instructor corrects the ratings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.ratings.ledger import Ledger, RatingChange
+from server.ratings.model import RatingModel
+from server.repositories import ratings as rating_repo
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    matches: int
+    ratings: int
+
+
+async def rebuild(session: AsyncSession, model: RatingModel) -> Rebuilt:
+    """Recompute every rating and history row (in the caller's transaction)."""
+    results = await rating_repo.all_rated_results(session)
+    ledger = Ledger(model)
+    changes: list[RatingChange] = []
+    for result in results:
+        changes.extend(ledger.record(result))
+    await rating_repo.clear(session)
+    states = list(ledger.states.values())
+    await rating_repo.save(session, states, set(), [], [])
+    await rating_repo.write_history(session, changes)
+    return Rebuilt(len(results), len(states))
+
+
+async def needs_rebuild(session: AsyncSession) -> bool:
+    """Whether some rated result has no rating rows (a database from before ratings, or one
+    whose rating tables were emptied): the server then rebuilds on start."""
+    rated, with_history = await rating_repo.counts(session)
+    return rated != with_history

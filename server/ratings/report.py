@@ -1,0 +1,97 @@
+"""Leaderboards, bot pages and rating histories as plain JSON data: what the REST API serves
+and ``arena leaderboard`` prints (from the local database or a server's API alike).
+
+Ranked by the conservative rating mu - 3 sigma (the bot very probably is at least this strong),
+shown with mu and sigma; a bot with fewer than ``provisional`` rated matches in a game is
+provisional there. Disabled bots are left out of the rankings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.db.models import Bot, Rating
+from server.repositories import matches as match_repo
+from server.repositories import ratings as rating_repo
+from server.repositories.matches import iso
+
+#: Matches listed on a bot's page.
+RECENT_MATCHES = 10
+
+
+def rating_row(rating: Rating, provisional: int) -> dict[str, Any]:
+    return {
+        "conservative": round(rating.conservative, 3),
+        "mu": round(rating.mu, 3),
+        "sigma": round(rating.sigma, 3),
+        "provisional": rating.matches < provisional,
+        "matches": rating.matches,
+        "wins": rating.wins,
+        "draws": rating.draws,
+        "losses": rating.losses,
+        "timeouts": rating.timeouts,
+        "illegal_moves": rating.illegal_moves,
+        "disconnects": rating.disconnects,
+        "last_played": iso(rating.last_played_at) if rating.last_played_at else None,
+    }
+
+
+async def leaderboard(
+    session: AsyncSession, game: str, *, limit: int, offset: int, provisional: int
+) -> dict[str, Any]:
+    rows, total = await rating_repo.leaderboard(session, game, limit=limit, offset=offset)
+    return {
+        "game": game,
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+        "provisional_below": provisional,
+        "ranking": [
+            {"rank": offset + i + 1, "bot": bot.name, "house": bot.house}
+            | rating_row(rating, provisional)
+            for i, (rating, bot) in enumerate(rows)
+        ],
+    }
+
+
+async def bot_page(session: AsyncSession, bot: Bot, *, provisional: int) -> dict[str, Any]:
+    ratings = await rating_repo.ratings_of(session, bot.id)
+    recent, total = await match_repo.list_matches(session, bot=bot.name, limit=RECENT_MATCHES)
+    return {
+        "name": bot.name,
+        "enabled": bot.enabled,
+        "house": bot.house,
+        "agent": bot.agent,
+        "created_at": iso(bot.created_at),
+        "ratings": [
+            {"game": r.game, "rank": rank, "ranked": ranked} | rating_row(r, provisional)
+            for r, rank, ranked in ratings
+        ],
+        "matches": total,
+        "recent_matches": recent,
+        "head_to_head": await rating_repo.head_to_head(session, bot.id),
+    }
+
+
+async def history(session: AsyncSession, bot: Bot, game: str | None) -> dict[str, Any]:
+    changes = await rating_repo.history(session, bot.id, game)
+    return {
+        "bot": bot.name,
+        "game": game,
+        "history": [
+            {
+                "match_id": c.match_id,
+                "game": c.game,
+                "at": iso(c.at),
+                "place": c.rank,
+                "mu": round(c.mu, 3),
+                "sigma": round(c.sigma, 3),
+                "conservative": round(c.conservative, 3),
+                "mu_before": round(c.mu_before, 3),
+                "sigma_before": round(c.sigma_before, 3),
+            }
+            for c in changes
+        ],
+    }

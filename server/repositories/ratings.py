@@ -1,0 +1,257 @@
+"""Ratings and their history: what the rating service reads and writes, and what the
+leaderboard and bot pages show."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from sqlalchemy import bindparam, case, delete, func, insert, select, tuple_, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.db.models import Base, Bot, Match, Rating, RatingChange, Result, Seat
+from server.ratings.ledger import RatedResult, RatingState
+from server.ratings.ledger import RatingChange as Change
+
+_RATINGS = Base.metadata.tables[Rating.__tablename__]
+_HISTORY = Base.metadata.tables[RatingChange.__tablename__]
+_RESULTS = Base.metadata.tables[Result.__tablename__]
+_STATE_FIELDS = (
+    "mu",
+    "sigma",
+    "matches",
+    "wins",
+    "draws",
+    "losses",
+    "timeouts",
+    "illegal_moves",
+    "disconnects",
+    "last_played_at",
+)
+_UPDATE_STATE = (
+    update(_RATINGS)
+    .where(_RATINGS.c.bot_id == bindparam("b_bot_id"), _RATINGS.c.game == bindparam("b_game"))
+    .values(
+        conservative=bindparam("b_conservative"),
+        **{name: bindparam(f"b_{name}") for name in _STATE_FIELDS},
+    )
+)
+_SET_SEQ = (
+    update(_RESULTS)
+    .where(_RESULTS.c.match_id == bindparam("b_match_id"))
+    .values(rated_seq=bindparam("b_seq"))
+)
+
+
+# --- what the rating service reads and writes ------------------------------------------------
+
+
+async def rated_results(session: AsyncSession, match_ids: Sequence[str]) -> dict[str, RatedResult]:
+    """The rated, not aborted, matches among ``match_ids`` whose result is stored, by id."""
+    if not match_ids:
+        return {}
+    rows = await session.execute(
+        select(Match.id, Match.game, Result.termination, Result.at_fault, Result.finished_at)
+        .join(Result, Result.match_id == Match.id)
+        .where(Match.id.in_(match_ids), Match.rated, Match.status == "finished")
+    )
+    found = {row[0]: row for row in rows}
+    return await _with_seats(session, list(found.values()))
+
+
+async def _with_seats(session: AsyncSession, rows: Sequence[Any]) -> dict[str, RatedResult]:
+    ids = [row[0] for row in rows]
+    seats: dict[str, list[tuple[int, int, float | None]]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        for match_id, seat, bot_id, payoff in await session.execute(
+            select(Seat.match_id, Seat.seat, Seat.bot_id, Seat.payoff).where(
+                Seat.match_id.in_(chunk)
+            )
+        ):
+            seats.setdefault(match_id, []).append((seat, bot_id, payoff))
+    results = {}
+    for match_id, game, termination, at_fault, finished_at in rows:
+        ordered = sorted(seats.get(match_id, []))
+        results[match_id] = RatedResult(
+            match_id,
+            game,
+            tuple(bot_id for _, bot_id, _ in ordered),
+            tuple(float(payoff or 0.0) for _, _, payoff in ordered),  # finished: all set
+            termination,
+            at_fault,
+            finished_at,
+        )
+    return results
+
+
+async def load_states(
+    session: AsyncSession, keys: Iterable[tuple[int, str]]
+) -> list[RatingState]:
+    """The stored rating states of these (bot id, game) pairs (absent ones are left out)."""
+    wanted = list(set(keys))
+    if not wanted:
+        return []
+    rows = await session.execute(
+        select(_RATINGS).where(tuple_(_RATINGS.c.bot_id, _RATINGS.c.game).in_(wanted))
+    )
+    return [
+        RatingState(row.bot_id, row.game, **{name: getattr(row, name) for name in _STATE_FIELDS})
+        for row in rows
+    ]
+
+
+async def last_rated_seq(session: AsyncSession) -> int:
+    return int(await session.scalar(select(func.max(Result.rated_seq))) or 0)
+
+
+async def save(
+    session: AsyncSession,
+    states: Sequence[RatingState],
+    stored: set[tuple[int, str]],
+    changes: Sequence[Change],
+    sequence: Sequence[tuple[str, int]],
+) -> None:
+    """Write the states (update the ``stored`` keys, insert the others), the history rows and
+    the results' rating order, in the caller's transaction."""
+    updates = [_state_row(s, prefix="b_") for s in states if (s.bot_id, s.game) in stored]
+    inserts = [_state_row(s) for s in states if (s.bot_id, s.game) not in stored]
+    if updates:
+        await session.execute(_UPDATE_STATE, updates)
+    if inserts:
+        await session.execute(insert(_RATINGS), inserts)
+    if changes:
+        await session.execute(insert(_HISTORY), [asdict(c) for c in changes])
+    if sequence:
+        await session.execute(_SET_SEQ, [{"b_match_id": m, "b_seq": n} for m, n in sequence])
+
+
+def _state_row(state: RatingState, prefix: str = "") -> dict[str, Any]:
+    row = {f"{prefix}{name}": getattr(state, name) for name in _STATE_FIELDS}
+    row[f"{prefix}bot_id"] = state.bot_id
+    row[f"{prefix}game"] = state.game
+    row[f"{prefix}conservative"] = state.conservative
+    return row
+
+
+# --- rebuild -----------------------------------------------------------------------------------
+
+
+async def all_rated_results(session: AsyncSession) -> list[RatedResult]:
+    """Every rated result, in the order it was rated."""
+    rows = (
+        await session.execute(
+            select(Match.id, Match.game, Result.termination, Result.at_fault, Result.finished_at)
+            .join(Result, Result.match_id == Match.id)
+            .where(Result.rated_seq.is_not(None))
+            .order_by(Result.rated_seq)
+        )
+    ).all()
+    by_id = await _with_seats(session, rows)
+    return [by_id[row[0]] for row in rows]
+
+
+async def clear(session: AsyncSession) -> None:
+    """Delete every rating and every history row (a rebuild writes them again)."""
+    await session.execute(delete(_HISTORY))
+    await session.execute(delete(_RATINGS))
+
+
+async def write_history(session: AsyncSession, changes: Sequence[Change]) -> None:
+    for start in range(0, len(changes), 5_000):
+        await session.execute(insert(_HISTORY), [asdict(c) for c in changes[start : start + 5_000]])
+
+
+async def counts(session: AsyncSession) -> tuple[int, int]:
+    """(rated results, matches with history rows): equal unless the ratings need a rebuild."""
+    rated = await session.scalar(
+        select(func.count()).select_from(Result).where(Result.rated_seq.is_not(None))
+    )
+    with_history = await session.scalar(select(func.count(func.distinct(RatingChange.match_id))))
+    return int(rated or 0), int(with_history or 0)
+
+
+# --- leaderboards and bot pages ------------------------------------------------------------
+
+
+async def leaderboard(
+    session: AsyncSession, game: str, *, limit: int, offset: int
+) -> tuple[list[tuple[Rating, Bot]], int]:
+    """One page of ``game``'s ratings of enabled bots, best conservative rating first."""
+    base = select(Rating, Bot).join(Bot, Bot.id == Rating.bot_id).where(
+        Rating.game == game, Bot.enabled
+    )
+    total = await session.scalar(select(func.count()).select_from(base.subquery())) or 0
+    rows = await session.execute(
+        base.order_by(Rating.conservative.desc(), Rating.mu.desc(), Bot.name)
+        .limit(limit)
+        .offset(offset)
+    )
+    return [(rating, bot) for rating, bot in rows], int(total)
+
+
+async def ratings_of(session: AsyncSession, bot_id: int) -> list[tuple[Rating, int, int]]:
+    """The bot's rating in every game it is rated in, with its rank and the number ranked."""
+    ratings = (await session.scalars(select(Rating).where(Rating.bot_id == bot_id))).all()
+    found = []
+    for rating in sorted(ratings, key=lambda r: r.game):
+        enabled = select(Bot.id).where(Bot.enabled)
+        above = await session.scalar(
+            select(func.count())
+            .select_from(Rating)
+            .where(
+                Rating.game == rating.game,
+                Rating.conservative > rating.conservative,
+                Rating.bot_id.in_(enabled),
+            )
+        )
+        ranked = await session.scalar(
+            select(func.count())
+            .select_from(Rating)
+            .where(Rating.game == rating.game, Rating.bot_id.in_(enabled))
+        )
+        found.append((rating, int(above or 0) + 1, int(ranked or 0)))
+    return found
+
+
+async def history(session: AsyncSession, bot_id: int, game: str | None) -> list[RatingChange]:
+    query = select(RatingChange).where(RatingChange.bot_id == bot_id)
+    if game is not None:
+        query = query.where(RatingChange.game == game)
+    return list((await session.scalars(query.order_by(RatingChange.id))).all())
+
+
+async def head_to_head(session: AsyncSession, bot_id: int) -> list[dict[str, Any]]:
+    """Per game and opponent, over every finished match: matches, and the bot's wins, draws and
+    losses against that opponent (finishing ahead of, level with, behind it)."""
+    other = Seat.__table__.alias("other")
+    mine = Seat.__table__.alias("mine")
+    rows = await session.execute(
+        select(
+            Match.game,
+            Bot.name,
+            func.count(),
+            func.sum(case((mine.c.payoff > other.c.payoff, 1), else_=0)),
+            func.sum(case((mine.c.payoff == other.c.payoff, 1), else_=0)),
+            func.sum(case((mine.c.payoff < other.c.payoff, 1), else_=0)),
+        )
+        .select_from(mine)
+        .join(other, (other.c.match_id == mine.c.match_id) & (other.c.seat != mine.c.seat))
+        .join(Match, Match.id == mine.c.match_id)
+        .join(Bot, Bot.id == other.c.bot_id)
+        .where(mine.c.bot_id == bot_id, Match.status == "finished")
+        .group_by(Match.game, Bot.name)
+        .order_by(Match.game, func.count().desc(), Bot.name)
+    )
+    return [
+        {
+            "game": game,
+            "opponent": name,
+            "matches": int(n),
+            "wins": int(w or 0),
+            "draws": int(d or 0),
+            "losses": int(lost or 0),
+        }
+        for game, name, n, w, d, lost in rows
+    ]

@@ -1,0 +1,243 @@
+"""Ratings: every finished lobby match is rated with its result, in one transaction; challenges
+and aborted matches are not; forfeits are; three players are rated by finishing order; and a
+rebuild from the stored matches gives exactly the incremental ratings."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from _ws_client import Message, WsBot, start_pair
+from conftest import LiveServer
+from sqlalchemy import select, text
+
+from server.db.database import Database
+from server.db.models import Rating, RatingChange, Result
+from server.ratings import RatingBook, RatingModel, places
+from server.ratings.rebuild import needs_rebuild, rebuild
+from server.ratings.service import store_result
+from server.repositories import bots as bot_repo
+from server.repositories import matches as match_repo
+
+
+@pytest.fixture(autouse=True)
+async def _close_bots() -> AsyncIterator[None]:
+    yield
+    await WsBot.close_all()
+
+
+def snapshot_rows(rows: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(row) for row in rows)
+
+
+async def snapshot(database: Database) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Every rating row and every history row, as plain tuples (floats exact)."""
+    async with database.session() as session:
+        ratings = await session.execute(
+            select(
+                Rating.bot_id, Rating.game, Rating.mu, Rating.sigma, Rating.conservative,
+                Rating.matches, Rating.wins, Rating.draws, Rating.losses, Rating.timeouts,
+                Rating.illegal_moves, Rating.disconnects, Rating.last_played_at,
+            )
+        )  # fmt: skip
+        history = await session.execute(
+            select(
+                RatingChange.match_id, RatingChange.bot_id, RatingChange.game, RatingChange.seat,
+                RatingChange.rank, RatingChange.mu_before, RatingChange.sigma_before,
+                RatingChange.mu, RatingChange.sigma, RatingChange.conservative, RatingChange.at,
+            )
+        )  # fmt: skip
+        return snapshot_rows(ratings), snapshot_rows(history)
+
+
+async def play(bot: WsBot, match_id: str, moves: list[str] | None = None) -> Message:
+    """Answer every turn: the scripted moves first, then the first legal move."""
+    script = list(moves or [])
+    return await bot.play(
+        match_id, lambda turn: script.pop(0) if script else turn["legal_moves"][0], timeout=15
+    )
+
+
+async def lobby_match(
+    srv: LiveServer, a: WsBot, b: WsBot, *, move_ms: int = 3000, policy: str = "forfeit"
+) -> tuple[str, WsBot, WsBot]:
+    """a and b meet in the tic-tac-toe lobby: (match id, seat 0's bot, seat 1's bot)."""
+    join = {
+        "type": "join",
+        "game": "tic_tac_toe",
+        "time_control": {"move_ms": move_ms},
+        "policy": policy,
+    }
+    await a.send(join)
+    await b.send(join)
+    start = await a.expect("match_start", timeout=10)
+    first, second = (a, b) if start["your_seat"] == 0 else (b, a)
+    return start["match_id"], first, second
+
+
+async def test_lobby_matches_are_rated_and_a_rebuild_gives_the_same_numbers(
+    live_server: LiveServer,
+) -> None:
+    srv = live_server
+    bots = [await WsBot.connect(srv.ws_url, srv.create_bot()[1]) for _ in range(3)]
+    ends = []
+    # X (seat 0) wins with the a-file every time: a sure result to rate.
+    for a, b in [(0, 1), (1, 2), (0, 2), (0, 1), (2, 1), (2, 0)]:
+        mid, first, second = await lobby_match(srv, bots[a], bots[b])
+        end, _ = await asyncio.gather(
+            play(first, mid, ["a1", "a2", "a3"]), play(second, mid, ["b1", "b2"])
+        )
+        ends.append(end)
+    assert all(e["termination"] == "normal" and e["payoffs"] == [1.0, -1.0] for e in ends)
+    database = srv.app.state.database
+    ratings, history = await snapshot(database)
+    assert len(history) == 2 * len(ends)
+    by_bot: dict[int, tuple[Any, ...]] = {row[0]: row for row in ratings}
+    assert sum(row[5] for row in ratings) == 2 * len(ends)  # matches counted per seat
+    assert sum(row[6] for row in ratings) == len(ends) == sum(row[8] for row in ratings)
+    async with database.session() as session:
+        seqs = (await session.scalars(select(Result.rated_seq).order_by(Result.finished_at))).all()
+        book = srv.app.state.referee.ratings
+        for bot_id, row in by_bot.items():
+            assert book.get(bot_id, "tic_tac_toe") == (row[2], row[3])  # the referee's book
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(ends)
+
+    # Derived data: recomputed from the stored matches, exactly the same.
+    async with database.session() as session:
+        assert not await needs_rebuild(session)
+        done = await rebuild(session, RatingModel())
+    assert done.matches == len(ends)
+    assert await snapshot(database) == (ratings, history)
+
+
+async def test_challenges_are_unrated_unless_the_server_allows_it(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    for allowed in (False, True):
+        srv = start_server(rated_challenges=allowed)
+        _, token_a = srv.create_bot()
+        name_b, token_b = srv.create_bot()
+        a = await WsBot.connect(srv.ws_url, token_a)
+        b = await WsBot.connect(srv.ws_url, token_b)
+        await a.send({"type": "challenge", "game": "tic_tac_toe", "opponents": [name_b]})
+        received = await b.expect("challenge_received")
+        await b.send({"type": "accept", "challenge_id": received["challenge_id"]})
+        start = await a.expect("match_start")
+        await asyncio.gather(play(a, start["match_id"]), play(b, start["match_id"]))
+        _, history = await snapshot(srv.app.state.database)
+        assert len(history) == (2 if allowed else 0), allowed
+        page = srv.api("GET", "/api/leaderboard/tic_tac_toe").json()
+        assert page["total"] == (2 if allowed else 0)
+        srv.stop()
+
+
+async def test_forfeits_are_rated_as_stored_and_aborts_are_not(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    srv = start_server()
+    _, ta = srv.create_bot()
+    _, tb = srv.create_bot()
+    # A timeout: the silent seat loses and its timeouts count goes up.
+    a, b, start_a, _ = await start_pair(srv.ws_url, ta, tb, move_ms=100)
+    mid = start_a["match_id"]
+    first, second = (a, b) if start_a["your_seat"] == 0 else (b, a)
+    end = await second.expect("match_end", match_id=mid, timeout=10)  # first never moves
+    assert (end["termination"], end["at_fault"]) == ("timeout", 0)
+    page = srv.api("GET", "/api/leaderboard/tic_tac_toe").json()
+    rows = {row["bot"]: row for row in page["ranking"]}
+    loser = next(s["bot"] for s in start_a["seats"] if s["seat"] == 0)
+    winner = next(s["bot"] for s in start_a["seats"] if s["seat"] == 1)
+    assert (rows[loser]["losses"], rows[loser]["timeouts"]) == (1, 1)
+    assert (rows[winner]["wins"], rows[winner]["timeouts"]) == (1, 0)
+    assert rows[winner]["mu"] > rows[loser]["mu"]
+    # An aborted match (server shutdown) is stored but not rated.
+    await first.send({"type": "join", "game": "tic_tac_toe"})
+    await second.send({"type": "join", "game": "tic_tac_toe"})
+    await first.expect("match_start")
+    before = await snapshot(srv.app.state.database)
+    srv.stop()
+    database = Database(srv.db_url)
+    try:
+        assert await snapshot(database) == before
+        async with database.session() as session:
+            aborted = await session.scalar(
+                text("SELECT count(*) FROM results WHERE termination = 'aborted'")
+            )
+            unrated = await session.scalar(
+                text(
+                    "SELECT count(*) FROM results WHERE termination = 'aborted' "
+                    "AND rated_seq IS NULL"
+                )
+            )
+        assert aborted == unrated == 1
+    finally:
+        await database.dispose()
+
+
+async def test_three_players_are_rated_by_finishing_order(database: Database) -> None:
+    """Chinese checkers: payoffs (1, 0, -1) are places 1, 2, 3; a win with the others level,
+    (1, -0.5, -0.5), is a tie for second; every seat's rating and record moves accordingly."""
+    book = RatingBook(RatingModel())
+    async with database.session() as session:
+        ids = [(await bot_repo.create_bot(session, f"cc{i}"))[0].id for i in range(3)]
+    for k, payoffs in enumerate([[1.0, 0.0, -1.0], [-0.5, 1.0, -0.5]]):
+        match_id = f"cc-match-{k}"
+        await database.recorder.submit(
+            match_repo.create_match,
+            match_id=match_id,
+            game="chinese_checkers",
+            bot_ids=ids,
+            time_control={"move_ms": 1000, "bank_ms": 0},
+            policy="forfeit",
+            seed=k,
+            rated=True,
+        )
+        await database.recorder.submit(
+            store_result,
+            match_id=match_id,
+            payoffs=payoffs,
+            termination="normal",
+            at_fault=None,
+            final_position=None,
+            book=book,
+        )
+    ratings, history = await snapshot(database)
+    first = [row for row in history if row[0] == "cc-match-0"]
+    assert [row[4] for row in sorted(first, key=lambda r: r[3])] == places([1.0, 0.0, -1.0])
+    mu_after_first = {row[1]: row[7] for row in first}
+    assert mu_after_first[ids[0]] > mu_after_first[ids[1]] > mu_after_first[ids[2]]
+    second = {row[1]: row[4] for row in history if row[0] == "cc-match-1"}
+    assert second == {ids[0]: 2, ids[1]: 1, ids[2]: 2}
+    record = {row[0]: row[6:9] for row in ratings}  # wins, draws, losses
+    assert record == {ids[0]: (1, 0, 1), ids[1]: (1, 0, 1), ids[2]: (0, 0, 2)}
+    async with database.session() as session:
+        await rebuild(session, RatingModel())
+    assert await snapshot(database) == (ratings, history)
+
+
+async def test_the_server_rebuilds_missing_ratings_on_start(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """A database whose rated results have no rating rows (one from before ratings, or with its
+    rating tables emptied) gets them back, computed from the matches, when the server starts."""
+    srv = start_server()
+    _, ta = srv.create_bot()
+    _, tb = srv.create_bot()
+    a, b, start, _ = await start_pair(srv.ws_url, ta, tb, move_ms=3000)
+    mid = start["match_id"]
+    await asyncio.gather(play(a, mid), play(b, mid))
+    before = await snapshot(srv.app.state.database)
+    assert before[1]
+    srv.stop()
+    database = Database(srv.db_url)
+    try:
+        async with database.session() as session:
+            await session.execute(text("DELETE FROM rating_history"))
+            await session.execute(text("DELETE FROM ratings"))
+    finally:
+        await database.dispose()
+    again = start_server()
+    assert await snapshot(again.app.state.database) == before
+    assert again.app.state.referee.ratings.get(before[0][0][0], "tic_tac_toe") == before[0][0][2:4]
