@@ -5,14 +5,20 @@ rebuild from the stored matches gives exactly the incremental ratings."""
 from __future__ import annotations
 
 import asyncio
+import signal
+import sqlite3
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from _server_process import start_server_process
 from _ws_client import Message, WsBot, start_pair
 from conftest import LiveServer
 from sqlalchemy import select, text
 
+from protocol.client import BotClient
 from server.db.database import Database
 from server.db.models import Rating, RatingChange, Result
 from server.ratings import RatingBook, RatingModel, places
@@ -241,3 +247,59 @@ async def test_the_server_rebuilds_missing_ratings_on_start(
     again = start_server()
     assert await snapshot(again.app.state.database) == before
     assert again.app.state.referee.ratings.get(before[0][0][0], "tic_tac_toe") == before[0][0][2:4]
+
+
+async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
+    tmp_path: Path,
+) -> None:
+    """`arena serve` is killed with SIGKILL while two bots play fast rated matches: after a
+    restart every rated result has its rating rows and every rating row its result, and the
+    ratings equal a rebuild from the stored matches."""
+    db = tmp_path / "arena.db"
+    srv = start_server_process(db)
+    tokens = [srv.create_bot(f"k9_{i}") for i in range(2)]
+    clients = [
+        BotClient(srv.ws_url, token, first_legal, game="tic_tac_toe", games=0, max_retries=0)
+        for token in tokens
+    ]
+    playing = [asyncio.create_task(client.run()) for client in clients]
+    async with httpx.AsyncClient(base_url=srv.url, timeout=10) as http:
+
+        async def rated_so_far() -> int:
+            ranking = (await http.get("/api/leaderboard/tic_tac_toe")).json()["ranking"]
+            return int(ranking[0]["matches"]) if ranking else 0
+
+        while await rated_so_far() < 40:
+            await asyncio.sleep(0.05)
+    srv.proc.send_signal(signal.SIGKILL)  # in the middle of play: no shutdown at all
+    srv.proc.wait(timeout=10)
+    for task in playing:
+        task.cancel()
+    await asyncio.gather(*playing, return_exceptions=True)
+    srv.stop()
+
+    with sqlite3.connect(db) as raw:
+        rated = set(raw.execute("SELECT match_id FROM results WHERE rated_seq IS NOT NULL"))
+        with_rows = set(raw.execute("SELECT DISTINCT match_id FROM rating_history"))
+        finished = set(
+            raw.execute("SELECT id FROM matches WHERE status = 'finished' AND rated = 1")
+        )
+        (seats,) = raw.execute("SELECT count(*) FROM rating_history").fetchone()
+    assert rated and rated == with_rows == finished
+    assert seats == 2 * len(rated)
+
+    again = start_server_process(db)  # the crash's running match is closed as aborted
+    again.stop()
+    assert "ratings rebuilt" not in again.log  # nothing was missing
+    database = Database(f"sqlite+aiosqlite:///{db}")
+    try:
+        stored = await snapshot(database)
+        async with database.session() as session:
+            await rebuild(session, RatingModel())
+        assert await snapshot(database) == stored
+    finally:
+        await database.dispose()
+
+
+def first_legal(state: Any, legal_moves: list[str], clock: Any) -> str:
+    return legal_moves[0]
