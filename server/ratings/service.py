@@ -9,7 +9,8 @@ ratings without their result; and ``arena ratings rebuild``, replaying the rated
 order, gives exactly the same numbers.
 
     await database.recorder.submit(store_result, match_id=..., payoffs=..., termination=...,
-                                   at_fault=..., final_position=..., plies=..., book=book)
+                                   at_fault=..., final_position=..., plies=...,
+                                   game=..., bot_ids=[...], rated=True, book=book)
 """
 
 from __future__ import annotations
@@ -22,48 +23,56 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from server.db.models import utcnow
 from server.db.recorder import register_bulk
 from server.ratings.book import RatingBook
-from server.ratings.ledger import Ledger
+from server.ratings.ledger import Ledger, RatedResult
 from server.repositories import matches as match_repo
 from server.repositories import ratings as rating_repo
 
 
 async def store_result(session: AsyncSession, **row: Any) -> None:
-    """One result and its ratings (keyword arguments of ``finish_match`` plus ``book``)."""
+    """One result and its ratings: the keyword arguments of ``finish_match`` plus what rating
+    needs to know of the match, ``game``, ``bot_ids`` (by seat) and ``rated``, and ``book``."""
     await store_results(session, [row])
 
 
 async def store_results(session: AsyncSession, rows: Sequence[Mapping[str, Any]]) -> None:
     """Many results and their ratings at once, in order (the recorder's bulk write)."""
     now = utcnow()
-    stamped = [{**row, "finished_at": row.get("finished_at") or now} for row in rows]
+    book: RatingBook | None = next((r["book"] for r in rows if r.get("book") is not None), None)
+    stamped = []
+    rated = []
+    for row in rows:
+        row = {**row, "finished_at": row.get("finished_at") or now}
+        if book is not None and row["rated"] and row["termination"] != match_repo.ABORTED:
+            row["rated_seq"] = await book.next_rated_seq(session)
+            rated.append(
+                RatedResult(
+                    row["match_id"],
+                    row["game"],
+                    tuple(row["bot_ids"]),
+                    tuple(float(p) for p in row["payoffs"]),
+                    row["termination"],
+                    row["at_fault"],
+                    row["finished_at"],
+                )
+            )
+        stamped.append(row)
     await match_repo.finish_matches(session, stamped)
-    book = next((row["book"] for row in rows if row.get("book") is not None), None)
-    if book is not None:
-        await rate(session, [row["match_id"] for row in stamped], book)
+    if rated:
+        assert book is not None
+        await rate(session, rated, book)
 
 
-async def rate(session: AsyncSession, match_ids: Sequence[str], book: RatingBook) -> None:
-    """Apply the rated results among ``match_ids`` (stored, in this transaction) in this order."""
-    results = await rating_repo.rated_results(session, match_ids)
-    ordered = [results[m] for m in match_ids if m in results]
-    if not ordered:
-        return
-    keys = {(bot_id, r.game) for r in ordered for bot_id in r.bot_ids}
+async def rate(session: AsyncSession, results: Sequence[RatedResult], book: RatingBook) -> None:
+    """Apply rated ``results`` (stored in this transaction, with their order) in this order."""
+    keys = {(bot_id, r.game) for r in results for bot_id in r.bot_ids}
     stored = await rating_repo.load_states(session, keys)
     ledger = Ledger(book.model, stored)
-    seq = await rating_repo.last_rated_seq(session)
-    changes = []
-    sequence = []
-    for result in ordered:
-        changes.extend(ledger.record(result))
-        seq += 1
-        sequence.append((result.match_id, seq))
+    changes = [change for result in results for change in ledger.record(result)]
     await rating_repo.save(
         session,
         [ledger.states[key] for key in keys],
         {(s.bot_id, s.game) for s in stored},
         changes,
-        sequence,
     )
     # The book follows (the pairing needs it only roughly: if this transaction failed, the
     # recorder retries it and the book is set again from what is then computed).

@@ -447,6 +447,9 @@ class MatchRunner:
                 at_fault=at_fault,
                 final_position=position,
                 plies=len(self.events),
+                game=self.game.name,
+                bot_ids=[s.bot_id for s in self.seats],
+                rated=self.rated,
                 book=self._ratings,
             )
         except match_repo.IncompleteMatchError:

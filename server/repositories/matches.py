@@ -273,6 +273,7 @@ async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
                 "at_fault": row["at_fault"],
                 "final_position": dict(final_position) if final_position is not None else None,
                 "finished_at": row.get("finished_at") or utcnow(),
+                "rated_seq": row.get("rated_seq"),
             }
         )
     await session.execute(_SET_STATUS, updates)

@@ -37,27 +37,7 @@ _UPDATE_STATE = (
         **{name: bindparam(f"b_{name}") for name in _STATE_FIELDS},
     )
 )
-_SET_SEQ = (
-    update(_RESULTS)
-    .where(_RESULTS.c.match_id == bindparam("b_match_id"))
-    .values(rated_seq=bindparam("b_seq"))
-)
-
-
 # --- what the rating service reads and writes ------------------------------------------------
-
-
-async def rated_results(session: AsyncSession, match_ids: Sequence[str]) -> dict[str, RatedResult]:
-    """The rated, not aborted, matches among ``match_ids`` whose result is stored, by id."""
-    if not match_ids:
-        return {}
-    rows = await session.execute(
-        select(Match.id, Match.game, Result.termination, Result.at_fault, Result.finished_at)
-        .join(Result, Result.match_id == Match.id)
-        .where(Match.id.in_(match_ids), Match.rated, Match.status == "finished")
-    )
-    found = {row[0]: row for row in rows}
-    return await _with_seats(session, list(found.values()))
 
 
 async def _with_seats(session: AsyncSession, rows: Sequence[Any]) -> dict[str, RatedResult]:
@@ -102,19 +82,14 @@ async def load_states(
     ]
 
 
-async def last_rated_seq(session: AsyncSession) -> int:
-    return int(await session.scalar(select(func.max(Result.rated_seq))) or 0)
-
-
 async def save(
     session: AsyncSession,
     states: Sequence[RatingState],
     stored: set[tuple[int, str]],
     changes: Sequence[Change],
-    sequence: Sequence[tuple[str, int]],
 ) -> None:
-    """Write the states (update the ``stored`` keys, insert the others), the history rows and
-    the results' rating order, in the caller's transaction."""
+    """Write the states (update the ``stored`` keys, insert the others) and the history rows,
+    in the caller's transaction."""
     updates = [_state_row(s, prefix="b_") for s in states if (s.bot_id, s.game) in stored]
     inserts = [_state_row(s) for s in states if (s.bot_id, s.game) not in stored]
     if updates:
@@ -123,8 +98,6 @@ async def save(
         await session.execute(insert(_RATINGS), inserts)
     if changes:
         await session.execute(insert(_HISTORY), [asdict(c) for c in changes])
-    if sequence:
-        await session.execute(_SET_SEQ, [{"b_match_id": m, "b_seq": n} for m, n in sequence])
 
 
 def _state_row(state: RatingState, prefix: str = "") -> dict[str, Any]:

@@ -57,6 +57,9 @@ async def rated_history(database: Database, game: str = "tic_tac_toe") -> dict[s
             termination="normal",
             at_fault=None,
             final_position=None,
+            game=game,
+            bot_ids=[ids[first], ids[second]],
+            rated=True,
             book=book,
         )
     return ids

@@ -207,6 +207,9 @@ async def test_three_players_are_rated_by_finishing_order(database: Database) ->
             termination="normal",
             at_fault=None,
             final_position=None,
+            game="chinese_checkers",
+            bot_ids=ids,
+            rated=True,
             book=book,
         )
     ratings, history = await snapshot(database)
