@@ -47,9 +47,18 @@ def _root() -> None:
 
 
 # Each module defines `register(app)`; heavy imports stay inside the commands.
-from server.cli import agent, analyze, bots, games_cmd, play, replay, serve  # noqa: E402
+from server.cli import (  # noqa: E402
+    agent,
+    analyze,
+    bots,
+    check_bot,
+    games_cmd,
+    play,
+    replay,
+    serve,
+)
 
-for _module in (games_cmd, agent, serve, bots, replay, analyze, play):
+for _module in (games_cmd, agent, check_bot, serve, bots, replay, analyze, play):
     _module.register(app)
 
 
