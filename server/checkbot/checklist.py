@@ -21,6 +21,7 @@ from server.checkbot.relay import Frame, Link
 from server.checkbot.session import (
     STEP_CHANCE,
     STEP_FORCED,
+    STEP_PLAIN,
     STEP_RECONNECT,
     STEP_TWO,
     Observations,
@@ -45,6 +46,7 @@ class Item:
 
 TITLES = {
     "handshake": "handshake and protocol version",
+    "accepts": "accepts the checker's challenges (direct mode only)",
     "ping": "answers ping",
     "legal": "plays legal moves",
     "ply": "echoes match_id and ply",
@@ -259,11 +261,12 @@ def judge(obs: Observations) -> list[Item]:
         return [_handshake(obs, None)] + [
             _skip(key, "not checked: the bot never logged in")
             for key in TITLES
-            if key != "handshake"
+            if key not in ("handshake", "accepts")
         ]
     wire = read_wire(obs) if obs.mode == "relay" else None
     return [
         _handshake(obs, wire),
+        *([_accepts(obs)] if obs.mode == "direct" else []),
         _ping(obs),
         _legal(obs, wire),
         _ply(obs, wire),
@@ -292,6 +295,14 @@ def _skip(key: str, why: str) -> Item:
 def _handshake(obs: Observations, wire: Wire | None) -> Item:
     key = "handshake"
     if obs.mode == "direct":
+        refused = obs.refused.get(STEP_PLAIN)
+        if refused and not obs.matches:
+            return _fail(
+                key,
+                f"not connected to the arena: the checker's challenge was refused ({refused[0]})",
+                "start the bot (connected to the arena) before the check, or check it through "
+                "the relay",
+            )
         return _pass(
             key,
             f"the arena accepted its hello (protocol {PROTOCOL_VERSION}): it was connected "
@@ -334,6 +345,29 @@ def _handshake(obs: Observations, wire: Wire | None) -> Item:
             f"send hello first, with protocol {PROTOCOL_VERSION} ({DOCS}#connecting)",
         )
     return _pass(key, did)
+
+
+def _accepts(obs: Observations) -> Item:
+    """Direct mode: the bot answers the checker's challenges itself (the relay is not there
+    to accept them for it)."""
+    key = "accepts"
+    # A second challenge declined in the two-at-once step is that item's.
+    declined = [
+        f"{step}: {why}"
+        for step, reasons in obs.declined.items()
+        if step != STEP_TWO or len(reasons) == 2
+        for why in dict.fromkeys(reasons)
+    ]
+    unanswered = [note for note in obs.notes if "got no answer" in note]
+    if declined or unanswered:
+        return _fail(
+            key,
+            "; ".join((declined + unanswered)[:3]),
+            f"in direct mode the bot must accept challenges from {obs.checker} and play two "
+            f"at once (kit: accept_challenges=[{obs.checker!r}], concurrent=2; arena agent: "
+            f"--accept-from {obs.checker} --concurrent 2), or be checked through the relay",
+        )
+    return _pass(key, f"accepted all {len(obs.matches)} challenges")
 
 
 def _no_login_story(obs: Observations) -> str:
@@ -692,6 +726,8 @@ def _two(obs: Observations, wire: Wire | None) -> Item:
     key = "two"
     matches = obs.matches_of(STEP_TWO)
     declined = obs.declined.get(STEP_TWO, [])
+    if len(declined) == 2:
+        return _skip(key, "not run: the bot declined both challenges (see the item above)")
     if declined:
         return _fail(
             key,
@@ -863,6 +899,8 @@ def _connected(obs: Observations) -> Item:
     key = "connected"
     if obs.mode == "direct":
         gone = [f"{step}: {why[0]}" for step, why in obs.refused.items() if why]
+        if gone and not obs.matches:
+            return _skip(key, "it was not connected at the start (see the handshake)")
         if gone:
             return _fail(
                 key,

@@ -145,6 +145,8 @@ class Session:
         self.obs: Observations | None = None
         #: The bot was found gone between steps: the steps left are not run.
         self._gone = False
+        #: Why the steps left are not run (a step could start no match).
+        self._stopped = ""
 
     async def run(self) -> Observations:
         """Run every step; CheckSetupError when the check cannot start."""
@@ -352,6 +354,9 @@ class Session:
         obs, checker, relay = self.obs, self.checker, self.relay
         assert obs is not None and obs.bot is not None
         bot = obs.bot
+        if self._stopped:
+            self._not_run(step, self._stopped)
+            return
         if not await self._present():
             self._not_run(step, f"{bot} was not connected")
             return
@@ -400,8 +405,11 @@ class Session:
         if cut is not None and relay is not None and not started:
             relay.cancel_cut(cut)
         if not started:
-            why = "; ".join(obs.refused.get(step, []) + obs.declined.get(step, [])) or "no answer"
+            reasons = obs.refused.get(step, []) + obs.declined.get(step, [])
+            why = "; ".join(dict.fromkeys(reasons)) or "no answer"
             self._not_run(step, f"no match started ({why})")
+            # Asking again would get the same answer: the steps left are not run.
+            self._stopped = f"no match started in step {step}"
             return
         if ping_on_turn and relay is not None:
             await self._ping_on_first_turn(started[0].match_id)

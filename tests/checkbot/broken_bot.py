@@ -17,6 +17,8 @@ for every turn of every match, reconnect after a drop. Each mode breaks one thin
 - ``no_reconnect``: stops when its connection drops;
 - ``quits``: leaves after its first match ends (a kit bot run with games=1);
 - ``bad_version``: says protocol 2 in its hello.
+
+As a process: ``python tests/checkbot/broken_bot.py MODE URL TOKEN``.
 """
 
 from __future__ import annotations
@@ -128,3 +130,10 @@ class BrokenBot:
             await asyncio.sleep(delay)
         with contextlib.suppress(websockets.ConnectionClosed):
             await ws.send(json.dumps(message))
+
+
+if __name__ == "__main__":
+    import sys
+
+    mode, url, token = sys.argv[1:4]
+    asyncio.run(BrokenBot(url, token, mode).run())
