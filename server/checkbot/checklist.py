@@ -208,9 +208,6 @@ def _on_move(wire: Wire, frame: Frame, known: set[str]) -> SentMove:
     if not isinstance(match_id, str) or match_id not in known:
         sent.kind = "unknown"
         return sent
-    if match_id in wire.ended:
-        sent.kind = "after_end"
-        return sent
     whole = isinstance(ply, int) and not isinstance(ply, bool)
     for turn in open_turns:
         if whole and turn.ply == ply:
@@ -219,9 +216,13 @@ def _on_move(wire: Wire, frame: Frame, known: set[str]) -> SentMove:
             return sent
     for turn in turns:
         if whole and turn.ply == ply and turn.answer is None and turn.late is None:
-            sent.kind = "late"  # its turn was over (forced, or the match moved on)
+            # Its turn was over (forced, the match moved on or ended): a late answer.
+            sent.kind = "late"
             turn.late = sent
             return sent
+    if match_id in wire.ended:
+        sent.kind = "after_end"  # nothing it was asked for: harmless
+        return sent
     for turn in open_turns:
         turn.wrong.append(sent)
     return sent
@@ -310,12 +311,8 @@ def _handshake(obs: Observations, wire: Wire | None) -> Item:
         )
     links = bot_links(obs)
     if not links:
-        return _fail(
-            key,
-            _no_login_story(obs),
-            f"open ws://HOST:PORT/ws, send hello with protocol {PROTOCOL_VERSION} and the bot's "
-            f"token first, within 10 s ({DOCS}#connecting)",
-        )
+        story, code = _no_login_story(obs)
+        return _fail(key, story, _LOGIN_ADVICE.get(code, _LOGIN_ADVICE[""]))
     problems: list[str] = []
     for link in links:
         first = _first_from_bot(obs.frames, link.number)
@@ -370,16 +367,37 @@ def _accepts(obs: Observations) -> Item:
     return _pass(key, f"accepted all {len(obs.matches)} challenges")
 
 
-def _no_login_story(obs: Observations) -> str:
+#: What to do when the arena refused the login, by the code of its error.
+_LOGIN_ADVICE = {
+    "": (
+        f"give the bot the relay's URL, open ws://HOST:PORT/ws and send hello with protocol "
+        f"{PROTOCOL_VERSION} and the bot's token first, within 10 s ({DOCS}#connecting); a bot "
+        "already connected to the arena itself can be checked with --direct --bot NAME"
+    ),
+    "bad_token": (
+        "give the bot its own token (from arena bots create; not the checker's, which must be "
+        "another bot's)"
+    ),
+    "bot_disabled": "ask your instructor to enable the bot again",
+    "unsupported_version": f"send protocol {PROTOCOL_VERSION} in hello ({DOCS}#connecting)",
+    "hello_timeout": f"send hello as soon as the connection opens ({DOCS}#connecting)",
+}
+
+
+def _no_login_story(obs: Observations) -> tuple[str, str]:
+    """What happened to the bot's logins, and the code of the arena's refusal ("" if none)."""
     story = obs.no_login or "it never logged in"
-    refused = [link for link in obs.links if link.bot is None]
-    for link in refused:
+    code = ""
+    for link in (link for link in obs.links if link.bot is None):
         first = _first_from_bot(obs.frames, link.number)
         if first is not None and first.type != "hello":
             story += f"; it sent {first.type!r} first"
         elif link.hello is not None and link.hello.get("protocol") != PROTOCOL_VERSION:
             story += f"; its hello said protocol {link.hello.get('protocol')!r}"
-    return story
+        refusal = _fatal_error(obs.frames, link.number)
+        if refusal is not None and not code:
+            code = refusal.partition(" ")[0]
+    return story, code
 
 
 def _first_from_bot(frames: Iterable[Frame], link: int) -> Frame | None:
@@ -491,7 +509,7 @@ def _legal(obs: Observations, wire: Wire | None) -> Item:
         )
     if not moves:
         return _skip(key, "no move of the bot was played")
-    return _pass(key, f"{moves} moves in {len(obs.matches)} matches, all legal")
+    return _pass(key, f"{_n(moves, 'move')} in {_n(len(obs.matches), 'match')}, all legal")
 
 
 def _ply(obs: Observations, wire: Wire | None) -> Item:
@@ -704,7 +722,7 @@ def _match_end(obs: Observations, wire: Wire | None) -> Item:
         )
     played = [m for m in obs.matches if _bot_played(m)]
     if len(obs.matches) > 1 and len(played) == len(obs.matches):
-        return _pass(key, f"played in each of its {len(obs.matches)} matches, one after the other")
+        return _pass(key, f"played in each of its {len(obs.matches)} matches")
     if len(obs.matches) <= 1:
         return _skip(key, "fewer than two matches were played")
     idle = [m.match_id for m in obs.matches if not _bot_played(m)]
@@ -849,11 +867,19 @@ def _reconnect(obs: Observations, wire: Wire | None) -> Item:
             f"answer the turn that follows ({DOCS}#disconnecting-and-reconnecting)",
         )
     ply = f" at ply {resync[0][3]}" if resync else ""
-    return _pass(
-        key,
+    did = (
         f"logged in again {after:.0f} ms after the cut, was resynced{ply} and answered the "
-        "turn the arena sent again",
+        "turn the arena sent again"
     )
+    cut_link = next((link for link in bot_links(obs) if link.number == obs.cut_link), None)
+    before = (cut_link.hello or {}).get("client") if cut_link else None
+    now = (back.hello or {}).get("client")
+    if before != now:
+        did += (
+            f" (but the new hello named the client {now!r}, the cut one {before!r}: another "
+            "program with the same token?)"
+        )
+    return _pass(key, did)
 
 
 def _chance(obs: Observations, wire: Wire | None) -> Item:
@@ -954,6 +980,12 @@ def _after_end(obs: Observations, link: Link) -> str:
     return ""
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 match``, ``2 matches``."""
+    plural = noun + ("es" if noun.endswith("ch") else "s")
+    return f"{count} {noun if count == 1 else plural}"
+
+
 # --- the report -------------------------------------------------------------------------------
 
 _MARK = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}
@@ -962,10 +994,11 @@ _MARK = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}
 def report(obs: Observations, items: list[Item]) -> list[str]:
     """The checklist as text lines."""
     tc = obs.time_control
+    who = f"for {obs.bot}" if obs.bot else "(no bot logged in)"
     lines = [
         "",
-        f"Checklist for {obs.bot or '?'} ({obs.game}, {tc.move_ms}+{tc.bank_ms} ms; "
-        f"{len(obs.matches)} matches; {obs.mode} mode):",
+        f"Checklist {who} ({obs.game}, {tc.move_ms}+{tc.bank_ms} ms; "
+        f"{_n(len(obs.matches), 'match')}; {obs.mode} mode):",
     ]
     for item in items:
         lines.append(f"  {_MARK[item.status]}  {item.title}: {item.did}")

@@ -64,6 +64,8 @@ class CheckerMatch:
     #: Moves of the other seats so far (forced ones included), from the checker's turns.
     bot_moves: int = 0
     resigned: bool = False
+    #: A match no step was waiting for (a challenge accepted too late): resigned at once.
+    stray: bool = False
     forced: list[ForcedMove] = field(default_factory=list)
     ended: asyncio.Future[MatchEnd] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
@@ -210,8 +212,9 @@ class CheckerBot:
             self.declines[message.challenge_id] = message
         elif isinstance(message, MatchStart):
             if message.match_id not in self.matches:
+                stray = not self._rules
                 rule = self._rules.pop(0) if self._rules else (lambda match: True)
-                match = CheckerMatch(start=message, rule=rule)
+                match = CheckerMatch(start=message, rule=rule, stray=stray)
                 self.matches[message.match_id] = match
                 self.starts.put_nowait(match)
         elif isinstance(message, Turn):

@@ -120,7 +120,7 @@ class Relay:
         self.url = ""
         self._numbers = itertools.count(1)
         self._ping_ids = itertools.count(INJECTED_PING_BASE)
-        self._injected: dict[int, int] = {}  # ping id -> link number
+        self._injected: set[int] = set()  # ids of the relay's own pings
         self._cuts: list[Cut] = []
         #: accept_together: how many challenges to hold, and those held (link, challenge id).
         self._together = 0
@@ -128,7 +128,6 @@ class Relay:
         self._server: Server | None = None
         self._changed = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._stopping = False
 
     # --- running -----------------------------------------------------------------------------
 
@@ -151,7 +150,6 @@ class Relay:
 
     async def stop(self) -> None:
         """Close every link (as the relay's doing) and stop listening."""
-        self._stopping = True
         for link in list(self.links.values()):
             if link.closed_at is None:
                 self._closed(link, "relay", 1001, "the check is over")
@@ -195,7 +193,7 @@ class Relay:
         if link is None or link.down is None:
             return None
         ping_id = next(self._ping_ids)
-        self._injected[ping_id] = link.number
+        self._injected.add(ping_id)
         message = {"type": "ping", "id": ping_id}
         self._record(link, "to_bot", message, "injected")
         with contextlib.suppress(websockets.ConnectionClosed):
@@ -313,10 +311,11 @@ class Relay:
 
     def _from_bot(self, link: Link, message: dict[str, Any] | None) -> bool:
         kind = message.get("type") if message is not None else None
-        if kind == "hello" and link.hello is None and message is not None:
-            link.hello = {k: v for k, v in message.items() if k != "token"}
-            link.hello_at = time.monotonic()
-            self._record(link, "from_bot", link.hello)
+        if kind == "hello" and message is not None:
+            hello = {k: v for k, v in message.items() if k != "token"}  # never kept
+            if link.hello is None:
+                link.hello, link.hello_at = hello, time.monotonic()
+            self._record(link, "from_bot", hello)
             return True
         if kind == "pong" and message is not None and message.get("id") in self._injected:
             self._record(link, "from_bot", message, "answer to the relay's ping")

@@ -388,7 +388,9 @@ class Session:
 
         def answered() -> bool:
             while not checker.starts.empty():
-                started.append(checker.starts.get_nowait())
+                match = checker.starts.get_nowait()
+                if not match.stray:
+                    started.append(match)
             declined = sum(1 for c in challenge_ids if c in checker.declines)
             return len(started) + declined >= len(challenge_ids)
 

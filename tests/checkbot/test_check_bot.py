@@ -183,7 +183,7 @@ def test_a_late_answer_is_the_clocks_and_a_repeated_ply_is_a_wrong_one() -> None
         ),
         _frame(3.2, "from_bot", {**move, "ply": 3}),  # the answer
         _frame(4.0, "to_bot", {"type": "match_end", "match_id": "M"}),
-        _frame(4.5, "from_bot", {**move, "ply": 3}),  # after the end: nobody's business
+        _frame(4.5, "from_bot", {**move, "ply": 3}),  # after the end, answered: nobody's business
     ]
     moves = [_move(0, 0), _move(1, 1, "timeout", None), _move(2, 0), _move(3, 1)]
     obs = _observations(frames, moves, termination="normal", at_fault=None)
