@@ -51,6 +51,7 @@ from server.cli import (  # noqa: E402
     agent,
     analyze,
     bots,
+    check_bot,
     games_cmd,
     play,
     ratings,
@@ -58,7 +59,7 @@ from server.cli import (  # noqa: E402
     serve,
 )
 
-for _module in (games_cmd, agent, serve, bots, ratings, replay, analyze, play):
+for _module in (games_cmd, agent, check_bot, serve, bots, ratings, replay, analyze, play):
     _module.register(app)
 
 
