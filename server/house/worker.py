@@ -3,9 +3,9 @@
 Only plain data crosses the process boundary: the game's name, the agent's spec, the position in
 the game's JSON form and the deadline in, the move in notation and the search info out. Agents
 are made once per process and spec and kept (a search starts from scratch each time, so one
-agent serves every match). Worker processes run at a lower priority than the server (nice 10),
-so that a search never takes the CPU from the event loop that relays other matches' moves, and
-ignore Ctrl+C (the server stops them when it stops).
+agent serves every match). Worker processes run at the lowest CPU priority (Linux's
+SCHED_IDLE, else nice 10), so that a search never takes the CPU from the event loop that relays
+other matches' moves, and ignore Ctrl+C (the server stops them when it stops).
 """
 
 from __future__ import annotations
@@ -29,10 +29,16 @@ _agents: dict[tuple[str, str], Agent] = {}
 
 
 def init() -> None:
-    """Run once in every worker process."""
+    """Run once in every worker process: lowest CPU priority, Ctrl+C ignored."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError):
-        os.nice(NICENESS)
+    # SCHED_IDLE (Linux): the worker runs only when nothing at normal priority wants the CPU,
+    # so a search never delays the event loop, or the bots on the same machine. Elsewhere (or
+    # if refused), a plain nice.
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        with contextlib.suppress(OSError):
+            os.nice(NICENESS)
 
 
 def warm(specs: list[tuple[str, str, dict[str, Any]]]) -> int:
