@@ -25,12 +25,16 @@ second) and answer at once. The figure is the p99 of the ``--matches`` other mat
 house bot searching, minus the p99 without house bots::
 
     python -m bench.server --house --matches 100 --think-ms 200 --duration 20 --repeat 2
+
+``--burn`` adds a control phase: no house bots, but as many busy loops at the workers' priority
+as there are workers, to tell what the searches' CPU costs the machine from what the house adds.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -288,6 +292,16 @@ async def _lone_bot(
                 await ws.send(json.dumps(join))
 
 
+def _burn(stop_at: float) -> None:
+    """A busy loop at the house workers' priority (the --burn control): their CPU, no house."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    x = 0
+    while time.monotonic() < stop_at:
+        for _ in range(100_000):
+            x += 1
+
+
 def _lone_worker(url: str, tokens: list[str], lo: float, stop_at: float, out: Any) -> None:
     async def main() -> LoneStats:
         stats = LoneStats()
@@ -494,6 +508,7 @@ def measure(
     tokens: list[str],
     args: argparse.Namespace,
     lone_tokens: list[str] | None = None,
+    burners: int = 0,
 ) -> PhaseResult:
     server = psutil.Process(proc.pid)
     rss_peak = [0.0]
@@ -540,7 +555,14 @@ def measure(
             target=_lone_worker, args=(url, lone_tokens, first, stop_at, lone_out)
         )
         lone_proc.start()
+    burning = [
+        mp.get_context("spawn").Process(target=_burn, args=(stop_at,)) for _ in range(burners)
+    ]
+    for b in burning:
+        b.start()
     stats = run_bots(url, tokens, args.game, args.procs, start_at, stop_at, args.think_ms / 1000)
+    for b in burning:
+        b.join()
     lone = None
     if lone_proc is not None:
         lone = lone_out.get(timeout=120)
@@ -595,6 +617,7 @@ def arena_phase(
     name: str = "arena",
     house_env: dict[str, str] | None = None,
     lone: int = 0,
+    burners: int = 0,
 ) -> tuple[PhaseResult, tuple[int, dict[str, int]]]:
     """One arena phase on a fresh database. No house bots unless ``house_env`` configures them
     (a bot left alone at the end would otherwise meet one and prolong the phase); ``lone`` bots
@@ -614,7 +637,8 @@ def arena_phase(
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
     try:
         wait_for_port(port, proc)
-        result = measure(name, proc, f"ws://127.0.0.1:{port}/ws", tokens, args, lone_tokens)
+        url = f"ws://127.0.0.1:{port}/ws"
+        result = measure(name, proc, url, tokens, args, lone_tokens, burners)
     finally:
         stop(proc)
         log.close()
@@ -695,8 +719,9 @@ def house_report(phases: list[PhaseResult], args: Any) -> str:
             f"{r.name:14} {r.moves_per_s:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.max_ms:8.1f} "
             f"{r.samples:8d} {r.cpu_percent:7.0f} {searches:11d} {think:9.2f}"
         )
-    without = [r for r in phases if r.lone is None]
+    without = [r for r in phases if r.name.startswith("no house")]
     with_house = [r for r in phases if r.lone is not None]
+    burned = [r for r in phases if r.name.startswith("burn")]
     p99_without = statistics.median(r.p99_ms for r in without)
     p99_with = statistics.median(r.p99_ms for r in with_house)
     p50_without = statistics.median(r.p50_ms for r in without)
@@ -708,6 +733,13 @@ def house_report(phases: list[PhaseResult], args: Any) -> str:
         "(goal <= 2 ms); "
         f"p50 {p50_without:.2f} -> {p50_with:.2f} ms ({p50_with - p50_without:+.2f} ms)",
     ]
+    if burned:
+        p99_burn = statistics.median(r.p99_ms for r in burned)
+        lines.append(
+            f"control: {args.house_workers} busy loops at the workers' priority, no house bots: "
+            f"p99 {p99_burn:.2f} ms ({p99_burn - p99_without:+.2f} ms): what the CPU the "
+            "searches use costs by itself"
+        )
     terminations: Counter[str] = Counter()
     errors: Counter[str] = Counter()
     for r in with_house:
@@ -731,16 +763,19 @@ def house_main(args: argparse.Namespace, workdir: Path) -> str:
         "ARENA_HOUSE_WAIT_S": "0.2",
     }
     phases = []
+    kinds = ["no house", "house"] + (["burn"] if args.burn else [])
     for i in range(args.repeat):
-        order = (False, True) if i % 2 == 0 else (True, False)
-        for with_house in order:
-            name = f"{'house' if with_house else 'no house'} #{i + 1}"
+        order = kinds if i % 2 == 0 else kinds[::-1]
+        for kind in order:
+            name = f"{kind} #{i + 1}"
+            with_house = kind == "house"
             result, _ = arena_phase(
                 args,
                 workdir,
                 name=name.replace(" ", "-").replace("#", ""),
                 house_env=house_env if with_house else None,
                 lone=args.house_matches if with_house else 0,
+                burners=args.house_workers if kind == "burn" else 0,
             )
             result.name = name
             phases.append(result)
@@ -786,6 +821,11 @@ def main(argv: list[str] | None = None) -> int:
         help="search processes (ARENA_HOUSE_WORKERS; 0: the server's default, one per core)",
     )
     house.add_argument("--repeat", type=int, default=1, help="phase pairs, order alternating")
+    house.add_argument(
+        "--burn",
+        action="store_true",
+        help="add a control phase: no house bots, as many SCHED_IDLE busy loops as workers",
+    )
     args = parser.parse_args(argv)
     args.server_env = dict(item.split("=", 1) for item in args.server_env)
     args.load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
