@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,15 @@ class LadderResult:
         return broken
 
 
+def _factory(agent: str, options: dict[str, Any]) -> Callable[[games.Game], Any]:
+    """A fresh agent per match, as ``arena agent`` does."""
+
+    def fresh(game: games.Game) -> Any:
+        return make(agent, game, **options)
+
+    return fresh
+
+
 async def run_ladder(
     srv: LiveServer,
     game: str,
@@ -95,7 +104,7 @@ async def run_ladder(
             BotClient(
                 srv.ws_url,
                 token,
-                agent=lambda g, agent=agent, options=options: make(agent, g, **options),
+                agent=_factory(agent, options),
                 game=game,
                 games=0,  # until told to stop
                 time_control=time_control,
