@@ -16,12 +16,25 @@ Measured in a window after a warm-up: relayed moves per second, the latency from
 to the opponent's ``turn`` received (p50, p99; both ends stamp ``time.monotonic()``, one clock for
 all processes on Linux), the server process's CPU and memory (psutil). After the arena phase the
 database is checked: every move a bot sent must be stored.
+
+House bots (``--house``): instead of the relay, the same arena phase twice, alternating
+(``--repeat`` pairs): without house bots, and with one house bot (``--house-agent``, default
+``mcts@1``: a 1 s search per move) playing ``--house-matches`` matches at once against bots that
+wait alone in Connect Four queues of their own (10 s per move, so that every search gets its full
+second) and answer at once. The figure is the p99 of the ``--matches`` other matches with the
+house bot searching, minus the p99 without house bots::
+
+    python -m bench.server --house --matches 100 --think-ms 200 --duration 20 --repeat 2
+
+``--burn`` adds a control phase: no house bots, but as many busy loops at the workers' priority
+as there are workers, to tell what the searches' CPU costs the machine from what the house adds.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -220,6 +233,86 @@ def run_bots(
     return merged
 
 
+# --- bots alone in a queue, for the house bot (run in a worker process) ---------------------------
+
+
+@dataclass
+class LoneStats:
+    #: Turns received after a house move (one per house search), in the measured window.
+    house_moves: int = 0
+    #: When each house move arrived, and how long after the bot's own move (or match start).
+    house_think_s: list[float] = field(default_factory=list)
+    matches: int = 0
+    terminations: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+
+
+async def _lone_bot(
+    url: str, token: str, move_ms: int, lo: float, stop_at: float, stats: LoneStats
+) -> None:
+    """Join a Connect Four queue of its own (``move_ms``) until ``stop_at``; answer at once."""
+    join = {"type": "join", "game": "connect_four",
+            "time_control": {"move_ms": move_ms, "bank_ms": 0}}  # fmt: skip
+    async with connect(url, max_size=None, open_timeout=60, ping_interval=None) as ws:
+        await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "token": token}))
+        asked_at = time.monotonic()
+        current: str | None = None
+        while True:
+            timeout = None if current or time.monotonic() < stop_at else 1.0
+            try:
+                frame = await asyncio.wait_for(ws.recv(), timeout)
+            except TimeoutError:
+                return
+            now = time.monotonic()
+            msg = json.loads(frame)
+            kind = msg["type"]
+            if kind == "turn":
+                if msg["since_last"] and lo <= now < stop_at:
+                    stats.house_moves += 1
+                    stats.house_think_s.append(now - asked_at)
+                if now >= stop_at:
+                    await ws.send(json.dumps({"type": "resign", "match_id": msg["match_id"]}))
+                    continue
+                move = random.choice(msg["legal_moves"])
+                await ws.send(json.dumps({"type": "move", "match_id": msg["match_id"],
+                                          "ply": msg["ply"], "move": move}))  # fmt: skip
+                asked_at = time.monotonic()
+            elif kind == "match_start":
+                current = msg["match_id"]
+                asked_at = now
+                stats.matches += 1
+            elif kind == "match_end":
+                current = None
+                stats.terminations[msg["termination"]] += 1
+            elif kind == "ping":
+                await ws.send(json.dumps({"type": "pong", "id": msg.get("id", 0)}))
+            elif kind == "error":
+                stats.errors[msg["code"]] += 1
+            if kind in ("welcome", "match_end") and time.monotonic() < stop_at:
+                await ws.send(json.dumps(join))
+
+
+def _burn(stop_at: float) -> None:
+    """A busy loop at the house workers' priority (the --burn control): their CPU, no house."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    x = 0
+    while time.monotonic() < stop_at:
+        for _ in range(100_000):
+            x += 1
+
+
+def _lone_worker(url: str, tokens: list[str], lo: float, stop_at: float, out: Any) -> None:
+    async def main() -> LoneStats:
+        stats = LoneStats()
+        await asyncio.gather(
+            *(_lone_bot(url, t, 10_000 + i, lo, stop_at, stats) for i, t in enumerate(tokens))
+        )
+        return stats
+
+    out.put(asyncio.run(main()))
+
+
 # --- the bare relay (a subprocess) --------------------------------------------------------------
 
 
@@ -362,7 +455,7 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.
     raise RuntimeError(f"nothing listens on port {port} after {timeout} s")
 
 
-async def _create_bots(db_url: str, count: int) -> list[str]:
+async def _create_bots(db_url: str, count: int, prefix: str = "bench") -> list[str]:
     from server.db.database import Database
     from server.repositories.bots import create_bot
 
@@ -371,7 +464,7 @@ async def _create_bots(db_url: str, count: int) -> list[str]:
     tokens = []
     async with database.session() as session:
         for i in range(count):
-            _, token = await create_bot(session, f"bench-{i:04d}")
+            _, token = await create_bot(session, f"{prefix}-{i:04d}")
             tokens.append(token)
     await database.dispose()
     return tokens
@@ -405,10 +498,17 @@ class PhaseResult:
     cpu_percent: float
     rss_mb: float
     stats: BotStats
+    lone: LoneStats | None = None
 
 
 def measure(
-    name: str, proc: subprocess.Popen[bytes], url: str, tokens: list[str], args: argparse.Namespace
+    name: str,
+    proc: subprocess.Popen[bytes],
+    url: str,
+    tokens: list[str],
+    args: argparse.Namespace,
+    lone_tokens: list[str] | None = None,
+    burners: int = 0,
 ) -> PhaseResult:
     server = psutil.Process(proc.pid)
     rss_peak = [0.0]
@@ -445,7 +545,28 @@ def measure(
     ]
     for t in marks:
         t.start()
+    lone_proc = None
+    if lone_tokens:
+        # Alone in their queues from the start (the house bot meets them after house_wait_s),
+        # so that every house match is under way before the measured window opens.
+        ctx = mp.get_context("spawn")
+        lone_out = ctx.Queue()
+        lone_proc = ctx.Process(
+            target=_lone_worker, args=(url, lone_tokens, first, stop_at, lone_out)
+        )
+        lone_proc.start()
+    burning = [
+        mp.get_context("spawn").Process(target=_burn, args=(stop_at,)) for _ in range(burners)
+    ]
+    for b in burning:
+        b.start()
     stats = run_bots(url, tokens, args.game, args.procs, start_at, stop_at, args.think_ms / 1000)
+    for b in burning:
+        b.join()
+    lone = None
+    if lone_proc is not None:
+        lone = lone_out.get(timeout=120)
+        lone_proc.join()
     for t in marks:
         t.join()
     stop_sampling = True
@@ -475,6 +596,7 @@ def measure(
         cpu_percent=cpu,
         rss_mb=rss_peak[0],
         stats=stats,
+        lone=lone,
     )
 
 
@@ -489,21 +611,34 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def arena_phase(
-    args: argparse.Namespace, workdir: Path
+    args: argparse.Namespace,
+    workdir: Path,
+    *,
+    name: str = "arena",
+    house_env: dict[str, str] | None = None,
+    lone: int = 0,
+    burners: int = 0,
 ) -> tuple[PhaseResult, tuple[int, dict[str, int]]]:
-    db_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
+    """One arena phase on a fresh database. No house bots unless ``house_env`` configures them
+    (a bot left alone at the end would otherwise meet one and prolong the phase); ``lone`` bots
+    wait alone in queues of their own for the house bot."""
+    db_url = f"sqlite+aiosqlite:///{workdir / (name + '.db')}"
     tokens = asyncio.run(_create_bots(db_url, 2 * args.matches))
+    lone_tokens = asyncio.run(_create_bots(db_url, lone, "lone")) if lone else None
     port = free_port()
-    env = dict(os.environ, ARENA_ADMIN_TOKEN="bench-admin", **args.server_env)
+    env = dict(os.environ, ARENA_ADMIN_TOKEN="bench-admin", ARENA_HOUSE_BOTS="none")
+    env.update(house_env or {})
+    env.update(args.server_env)
     cmd = [
         sys.executable, "-c", "from server.cli import main; main()",
         "serve", "--port", str(port), "--db", db_url,
     ]  # fmt: skip
-    log = (workdir / "arena.log").open("wb")
+    log = (workdir / f"{name}.log").open("wb")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
     try:
         wait_for_port(port, proc)
-        result = measure("arena", proc, f"ws://127.0.0.1:{port}/ws", tokens, args)
+        url = f"ws://127.0.0.1:{port}/ws"
+        result = measure(name, proc, url, tokens, args, lone_tokens, burners)
     finally:
         stop(proc)
         log.close()
@@ -564,6 +699,94 @@ def report(
     return "\n".join(lines)
 
 
+def house_report(phases: list[PhaseResult], args: Any) -> str:
+    """The --house comparison: the other matches' latency without and with the house bot."""
+    lines = [
+        f"bench.server --house: {args.matches} concurrent {args.game} matches of bots that think "
+        f"{args.think_ms:g} ms (+-50%), {2 * args.matches} bots in {args.procs} processes; with "
+        f"house bots: one house bot ({args.house_agent}) in {args.house_matches} concurrent "
+        f"Connect Four matches against bots alone in their queues, {args.house_workers} search "
+        f"process(es); {args.duration:.0f} s per phase ({args.warmup:.0f} s warm-up), "
+        f"{os.cpu_count()} cores, load average before: {args.load_before}",
+        "",
+        f"{'':14} {'moves/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'samples':>8} "
+        f"{'CPU %':>7} {'house moves':>11} {'search s':>9}",
+    ]
+    for r in phases:
+        searches = r.lone.house_moves if r.lone else 0
+        think = statistics.median(r.lone.house_think_s) if r.lone and r.lone.house_think_s else 0
+        lines.append(
+            f"{r.name:14} {r.moves_per_s:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.max_ms:8.1f} "
+            f"{r.samples:8d} {r.cpu_percent:7.0f} {searches:11d} {think:9.2f}"
+        )
+    without = [r for r in phases if r.name.startswith("no house")]
+    with_house = [r for r in phases if r.lone is not None]
+    burned = [r for r in phases if r.name.startswith("burn")]
+    p99_without = statistics.median(r.p99_ms for r in without)
+    p99_with = statistics.median(r.p99_ms for r in with_house)
+    p50_without = statistics.median(r.p50_ms for r in without)
+    p50_with = statistics.median(r.p50_ms for r in with_house)
+    lines += [
+        "",
+        f"p99 of the other matches: {p99_without:.2f} ms without house bots, {p99_with:.2f} ms "
+        f"with (medians of the phases): house bots add {p99_with - p99_without:+.2f} ms "
+        "(goal <= 2 ms); "
+        f"p50 {p50_without:.2f} -> {p50_with:.2f} ms ({p50_with - p50_without:+.2f} ms)",
+    ]
+    if burned:
+        p99_burn = statistics.median(r.p99_ms for r in burned)
+        lines.append(
+            f"control: {args.house_workers} busy loops at the workers' priority, no house bots: "
+            f"p99 {p99_burn:.2f} ms ({p99_burn - p99_without:+.2f} ms): what the CPU the "
+            "searches use costs by itself"
+        )
+    terminations: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    for r in with_house:
+        assert r.lone is not None
+        terminations += r.lone.terminations
+        errors += r.lone.errors
+    lines.append(
+        f"house matches ended: {dict(terminations) or 'none'} (resign: stopped at the end of a "
+        f"phase); lone bots' errors: {dict(errors) or 'none'}"
+    )
+    others = {k: v for r in phases for k, v in r.stats.errors.items() if v}
+    lines.append(f"other matches' errors/abnormal endings: {others or 'none'}")
+    return "\n".join(lines)
+
+
+def house_main(args: argparse.Namespace, workdir: Path) -> str:
+    house_env = {
+        "ARENA_HOUSE_BOTS": f"connect_four={args.house_agent}",
+        "ARENA_HOUSE_MAX_MATCHES": str(args.house_matches),
+        "ARENA_HOUSE_WORKERS": str(args.house_workers),
+        "ARENA_HOUSE_WAIT_S": "0.2",
+    }
+    phases = []
+    kinds = ["no house", "house"] + (["burn"] if args.burn else [])
+    for i in range(args.repeat):
+        order = kinds if i % 2 == 0 else kinds[::-1]
+        for kind in order:
+            name = f"{kind} #{i + 1}"
+            with_house = kind == "house"
+            result, _ = arena_phase(
+                args,
+                workdir,
+                name=name.replace(" ", "-").replace("#", ""),
+                house_env=house_env if with_house else None,
+                lone=args.house_matches if with_house else 0,
+                burners=args.house_workers if kind == "burn" else 0,
+            )
+            result.name = name
+            phases.append(result)
+            print(
+                f"{name}: p99 {result.p99_ms:.2f} ms, p50 {result.p50_ms:.2f} ms",
+                file=sys.stderr,
+                flush=True,
+            )
+    return house_report(phases, args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__)
     parser.add_argument("--matches", type=int, default=200, help="concurrent matches")
@@ -585,11 +808,36 @@ def main(argv: list[str] | None = None) -> int:
         help="extra environment for arena serve, e.g. ARENA_RATE_LIMIT_PER_S=100",
     )
     parser.add_argument("--out", type=Path, help="also write the report to this file")
+    house = parser.add_argument_group("house bots (--house)")
+    house.add_argument(
+        "--house", action="store_true", help="measure what a searching house bot adds instead"
+    )
+    house.add_argument("--house-agent", default="mcts@1", help="the house bot's spec")
+    house.add_argument("--house-matches", type=int, default=10, help="its concurrent matches")
+    house.add_argument(
+        "--house-workers",
+        type=int,
+        default=0,
+        help="search processes (ARENA_HOUSE_WORKERS; 0: the server's default, one per core)",
+    )
+    house.add_argument("--repeat", type=int, default=1, help="phase pairs, order alternating")
+    house.add_argument(
+        "--burn",
+        action="store_true",
+        help="add a control phase: no house bots, as many SCHED_IDLE busy loops as workers",
+    )
     args = parser.parse_args(argv)
     args.server_env = dict(item.split("=", 1) for item in args.server_env)
     args.load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    args.house_workers = args.house_workers or os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp:
         workdir = Path(tmp)
+        if args.house:
+            text = house_main(args, workdir)
+            print(text)
+            if args.out:
+                args.out.write_text(text + "\n", encoding="utf-8")
+            return 0
         arena, stored = arena_phase(args, workdir)
         plies = round(arena.stats.moves / max(1, arena.stats.ended // 2))
         relay = relay_phase(args, workdir, max(1, plies), arena.stats.deflate)

@@ -1,5 +1,6 @@
 """The app factory: REST under /api, the bots' WebSocket at /ws, and a lifespan that migrates
-the database, closes matches a crash left running, sets up the admin token and runs the referee."""
+the database, closes matches a crash left running, sets up the admin token and runs the referee
+and the house bots."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from protocol.messages import MAX_FRAME_BYTES
 from server.api import routes as api_routes
 from server.api.errors import InternalErrorMiddleware, exception_handlers
 from server.db.database import Database
+from server.house import House, parse_house_bots
 from server.ratings import RatingModel
 from server.ratings.rebuild import needs_rebuild, rebuild
 from server.referee import Referee
@@ -70,7 +72,10 @@ def uvicorn_config(app: Starlette, settings: Settings, **options: Any) -> uvicor
 
 
 def create_app(settings: Settings | None = None) -> Starlette:
+    """The app. A ``house_bots`` setting that cannot be read is a HouseConfigError (a ValueError
+    naming the entry at fault) here, before anything starts."""
     settings = settings if settings is not None else Settings.from_env()
+    house_specs = parse_house_bots(settings.house_bots)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -96,19 +101,25 @@ def create_app(settings: Settings | None = None) -> Starlette:
             app.state.database = database
             referee = Referee(database, settings)
             app.state.referee = referee
+            house = House(referee, settings, house_specs)
+            app.state.house = house
             await referee.start()
-            # Everything built so far (modules, tables, the app) lives as long as the server:
-            # move it out of the collector's sight, so that a full collection does not walk it
-            # again and again while matches run (80-200 ms pauses under load otherwise), and
-            # collect less often: each move allocates a few hundred short-lived objects, and
-            # the default threshold (700) ran a young collection every few moves.
-            gc.collect()
-            gc.freeze()
-            gc.set_threshold(*GC_THRESHOLDS)
             try:
+                await house.start()
+                # Everything built so far (modules, tables, the app) lives as long as the
+                # server: move it out of the collector's sight, so that a full collection does
+                # not walk it again and again while matches run (80-200 ms pauses under load
+                # otherwise), and collect less often: each move allocates a few hundred
+                # short-lived objects, and the default threshold (700) ran a young collection
+                # every few moves.
+                gc.collect()
+                gc.freeze()
+                gc.set_threshold(*GC_THRESHOLDS)
                 yield
             finally:
+                # The referee first: it aborts the house bots' matches like any others.
                 await referee.stop()
+                await house.stop()
         finally:
             await database.dispose()
 

@@ -183,6 +183,9 @@ def start_server(db_url: str, admin_token: str) -> Iterator[Callable[..., LiveSe
             "db_url": db_url,
             "admin_token": admin_token,
             "print_admin_token": False,
+            # No house bots unless a test asks for them: a bot waiting alone would otherwise
+            # meet one after house_wait_s.
+            "house_bots": "",
         }
         values.update(overrides)
         srv = launch(Settings(**values), send_buffer=send_buffer)

@@ -6,8 +6,11 @@ rules from ``games``, and each match is a ``MatchRunner`` task.
 
 Pairing rules (documented for bot authors in docs/protocol.md):
 
-- Lobby: one queue per (game, time control, policy); the first ``num_players`` bots in arrival
-  order are paired. Challenges: the match starts when every named opponent has accepted.
+- Lobby: one queue per (game, time control, policy). Who meets whom is decided by
+  ``server.referee.pairing.pair`` (a pure function: by rating, with a window that widens with
+  the wait, no immediate rematch while others wait, a lone bot completed by house bots after
+  ``house_wait_s``), called on every join and every ``pairing_tick_s`` for the bots still
+  waiting. Challenges: the match starts when every named opponent has accepted.
 - Seats alternate per set of bots: the k-th match between the same bots in the same game (lobby
   or challenge alike) seats them in bot-id order rotated by k. For two bots: first match the
   older bot is seat 0, next match seat 1, and so on. The counts are read from the stored
@@ -25,9 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import secrets
-from collections import Counter
-from collections.abc import Sequence
+import time
+from collections import Counter, deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import games
 from protocol.errors import ErrorCode
@@ -50,6 +56,7 @@ from protocol.messages import (
 from server import time_controls
 from server.db.database import Database
 from server.ratings import RatingBook, RatingModel
+from server.referee import pairing
 from server.referee.challenges import Challenges, Party, PendingChallenge
 from server.referee.connections import BotConnection, ConnectionRegistry, RefereeError
 from server.referee.lobby import Lobby, QueueKey, Waiting
@@ -58,9 +65,28 @@ from server.repositories import bots as bot_repo
 from server.repositories import matches as match_repo
 from server.settings import Settings
 
-__all__ = ["BotConnection", "MatchRunner", "Referee", "RefereeError"]
+__all__ = ["BotConnection", "MatchRunner", "PairingRecord", "Referee", "RefereeError"]
 
 log = logging.getLogger(__name__)
+
+#: Lobby decisions kept in memory (``Referee.pairing_log``), newest last.
+PAIRING_LOG_SIZE = 1000
+#: For this long after its match from a queue ends, a bot counts as coming back to the queue
+#: (see ``pairing``'s rule 2): its join follows its match_end by a round trip.
+REJOIN_GRACE_S = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class PairingRecord:
+    """One lobby group started: what ``pairing.pair`` decided, and who was left waiting."""
+
+    at: float
+    queue: QueueKey
+    match_id: str
+    bot_ids: tuple[int, ...]
+    reason: pairing.Reason
+    #: The bots still waiting in the queue once this group was taken out of it.
+    others_waiting: tuple[int, ...]
 
 
 class Referee:
@@ -81,15 +107,39 @@ class Referee:
         self.closing = False
         #: Every bot's rating per game, as stored (the lobby pairs by them).
         self.ratings = RatingBook(RatingModel.from_settings(settings))
+        #: Recent lobby decisions, for tests and for whoever watches the ladder.
+        self.pairing_log: deque[PairingRecord] = deque(maxlen=PAIRING_LOG_SIZE)
+        #: How many pairing ticks have run (tests wait on it).
+        self.ticks = 0
+        self._rng = random.Random()
+        self._params: dict[int, pairing.Params] = {}
+        # game -> bot id -> the bots of its latest match in that game (no immediate rematch).
+        self._last_opponents: dict[str, dict[int, frozenset[int]]] = {}
+        # Running matches per bot (house bots' capacity).
+        self._playing: Counter[int] = Counter()
+        # Bots playing a match that came from a queue (they will likely join it again), and
+        # match id -> (its queue, those bots); bots whose match from a queue just ended, and
+        # when (they are on their way back).
+        self._queue_players: dict[QueueKey, Counter[int]] = {}
+        self._from_queue: dict[str, tuple[QueueKey, tuple[int, ...]]] = {}
+        self._returning: dict[QueueKey, dict[int, float]] = {}
+        # House bots: game -> [(bot id, name)], and every house bot's id.
+        self._house: dict[str, list[tuple[int, str]]] = {}
+        self._house_ids: set[int] = set()
+        self.house_max_matches = settings.house_max_matches
+        self._ticker: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Load the seat-rotation counts from the stored matches; matches start on demand."""
+        """Load the seat-rotation counts and the ratings; start the pairing tick."""
         async with self.database.session() as session:
             self._pairings = await match_repo.pairing_counts(session)
             await self.ratings.load(session)
+        self._ticker = asyncio.create_task(self._tick(), name="lobby-tick")
 
     async def stop(self) -> None:
-        """End every running match as aborted (stored, and match_end sent), then return."""
+        """Stop the pairing tick; end every running match as aborted (stored, and match_end
+        sent), then return."""
+        self._stop_ticker()
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
@@ -100,6 +150,7 @@ class Referee:
         """The server is going down: abort every match (the bots get match_end ``aborted``),
         then close every bot's connection with the fatal ``shutting_down`` (close code 1012)."""
         self.closing = True
+        self._stop_ticker()
         runners = list(self.matches.values())
         await self.stop()
         aborted = sum(
@@ -223,12 +274,15 @@ class Referee:
                 ErrorCode.limit_reached,
                 f"a bot may wait in at most {limit} queues at once; leave one first",
             )
-        waiting, group = self.lobby.join(key, Waiting(conn.bot_id, conn.bot_name), game.num_players)
+        waiting = self.lobby.join(
+            key,
+            Waiting(conn.bot_id, conn.bot_name, time.monotonic(), conn.bot_id in self._house_ids),
+        )
         conn.send(
             LobbyJoined(game=game.name, time_control=tc, policy=message.policy, waiting=waiting)
         )
-        if group is not None:
-            self.start_match(game, [(w.bot_id, w.name) for w in group], tc, message.policy)
+        if new:
+            self.pair_queue(key)
         return new
 
     def leave(self, conn: BotConnection, message: LeaveLobby) -> None:
@@ -236,6 +290,113 @@ class Referee:
             _game(message.game)
         self.lobby.leave(conn.bot_id, message.game)
         conn.send(LobbyLeft(game=message.game))
+
+    def pair_queue(self, key: QueueKey) -> list[MatchRunner]:
+        """Ask ``pairing.pair`` about one queue and start the groups it forms."""
+        waiting = self.lobby.waiting(key)
+        if self.closing or not waiting:
+            return []
+        game = games.get(key.game)
+        mu = self.ratings.mu
+        name = game.name
+        in_queue = {w.bot_id for w in waiting}
+        now = time.monotonic()
+        groups = pairing.pair(
+            [pairing.Waiter(w.bot_id, w.joined_at, mu(w.bot_id, name), w.house) for w in waiting],
+            now=now,
+            rng=self._rng,
+            params=self._pairing_params(game.num_players),
+            playing=[pairing.Player(b, mu(b, name)) for b in self._coming_back(key, now, in_queue)],
+            last_opponents=self._last_opponents.get(name, {}),
+            house=self._house_seats(name),
+        )
+        if not groups:
+            return []
+        names = {w.bot_id: w.name for w in waiting}
+        names.update((b, n) for b, n in self._house.get(name, ()))
+        tc = key.time_control()
+        runners = []
+        for group in groups:
+            self.lobby.remove(key, group.bot_ids)
+            queued = tuple(b for b in group.bot_ids if b in in_queue)
+            runner = self.start_match(game, [(b, names[b]) for b in group.bot_ids], tc, key.policy)
+            self._from_queue[runner.match_id] = (key, queued)
+            self._queue_players.setdefault(key, Counter()).update(queued)
+            left = tuple(w.bot_id for w in self.lobby.waiting(key))
+            self.pairing_log.append(
+                PairingRecord(now, key, runner.match_id, group.bot_ids, group.reason, left)
+            )
+            if group.reason != "rating":
+                log.debug("match %s paired: %s", runner.match_id, group.reason)
+            runners.append(runner)
+        return runners
+
+    def _coming_back(self, key: QueueKey, now: float, waiting: set[int]) -> list[int]:
+        """Bots likely to join the queue again soon: those playing a match that came from it,
+        and those whose match from it ended less than ``REJOIN_GRACE_S`` ago (a bot's join
+        comes a moment after its match_end; meanwhile it is neither playing nor waiting)."""
+        back = [b for b in self._queue_players.get(key, ()) if b not in waiting]
+        returning = self._returning.get(key)
+        if returning:
+            for b, ended in list(returning.items()):
+                if now - ended >= REJOIN_GRACE_S or b in waiting:
+                    del returning[b]
+                elif self.connections.get(b) is not None:
+                    back.append(b)
+            if not returning:
+                del self._returning[key]
+        return back
+
+    def _pairing_params(self, group_size: int) -> pairing.Params:
+        params = self._params.get(group_size)
+        if params is None:
+            params = self._params[group_size] = pairing.Params.from_settings(
+                self.settings, group_size
+            )
+        return params
+
+    async def _tick(self) -> None:
+        """Every ``pairing_tick_s``: look again at every queue with bots still waiting (their
+        windows widen, their waits run out, house bots come free)."""
+        period = max(0.01, self.settings.pairing_tick_s)
+        while not self.closing:
+            await asyncio.sleep(period)
+            for key in self.lobby.queues():
+                try:
+                    self.pair_queue(key)
+                except Exception:
+                    log.exception("pairing the %s queue failed", key.game)
+            self.ticks += 1
+
+    def _stop_ticker(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
+
+    # --- house bots ---------------------------------------------------------------------
+
+    def add_house_bot(self, conn: BotConnection, game_names: Iterable[str]) -> None:
+        """Log in a house bot (an in-process connection) as a ladder member of these games."""
+        self._house_ids.add(conn.bot_id)
+        for name in game_names:
+            self._house.setdefault(name, []).append((conn.bot_id, conn.bot_name))
+        self.login(conn)
+
+    def is_house(self, bot_id: int) -> bool:
+        return bot_id in self._house_ids
+
+    def playing(self, bot_id: int) -> int:
+        """How many matches the bot plays right now."""
+        return self._playing[bot_id]
+
+    def _house_seats(self, game_name: str) -> list[pairing.HouseSeat]:
+        """The connected house bots of a game with room for another match."""
+        seats = []
+        for bot_id, _ in self._house.get(game_name, ()):
+            free = self.house_max_matches - self._playing[bot_id]
+            if free > 0 and self.connections.get(bot_id) is not None:
+                seats.append(pairing.HouseSeat(bot_id, self.ratings.mu(bot_id, game_name), free))
+        return seats
 
     # --- challenges ---------------------------------------------------------------------
 
@@ -358,14 +519,36 @@ class Referee:
             ratings=self.ratings,
         )
         self.matches[runner.match_id] = runner
+        self._playing.update(b for b, _ in bots)
+        last = self._last_opponents.setdefault(game.name, {})
+        ids = frozenset(b for b, _ in bots)
+        for b, _ in bots:
+            last[b] = ids - {b}
         self._tasks[runner.match_id] = asyncio.create_task(
             runner.run(), name=f"match-{runner.match_id}"
         )
         return runner
 
     def _finished(self, runner: MatchRunner) -> None:
-        self.matches.pop(runner.match_id, None)
+        if self.matches.pop(runner.match_id, None) is not None:
+            self._playing.subtract(s.bot_id for s in runner.seats)
+            for seat in runner.seats:
+                if self._playing[seat.bot_id] <= 0:
+                    del self._playing[seat.bot_id]
         self._tasks.pop(runner.match_id, None)
+        origin = self._from_queue.pop(runner.match_id, None)
+        if origin is not None:
+            key, queued = origin
+            players = self._queue_players.get(key)
+            if players is not None:
+                players.subtract(queued)
+                for b in queued:
+                    if players[b] <= 0:
+                        del players[b]
+                if not players:
+                    del self._queue_players[key]
+            ended = time.monotonic()
+            self._returning.setdefault(key, {}).update((b, ended) for b in queued)
 
     def move(self, conn: BotConnection, message: MakeMove, received_at: float) -> None:
         self._runner(message.match_id).submit(conn.bot_id, message, received_at)

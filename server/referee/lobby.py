@@ -1,12 +1,14 @@
-"""Lobby queues: one per (game, time control, policy), first come first paired.
+"""Lobby queues: one per (game, time control, policy), and who waits in each since when.
 
-Pure bookkeeping, no I/O: the referee asks ``join`` and starts a match when it returns a full
-group. A bot is at most once in a queue (joining again is a no-op) but may wait in several queues
-and play several matches at once.
+Pure bookkeeping, no I/O and no decisions: who meets whom is ``server.referee.pairing.pair``,
+which the referee calls with a queue's waiting bots on every join and on its periodic tick. A
+bot is at most once in a queue (joining again is a no-op and keeps its place and its waiting
+time) but may wait in several queues and play several matches at once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from protocol.messages import Policy, TimeControl
@@ -31,29 +33,32 @@ class QueueKey:
 class Waiting:
     bot_id: int
     name: str
+    #: When it joined (time.monotonic()).
+    joined_at: float = 0.0
+    #: A house bot waiting in the queue (house self-play).
+    house: bool = False
 
 
 class Lobby:
     def __init__(self) -> None:
-        self._queues: dict[QueueKey, list[Waiting]] = {}
+        # Insertion-ordered: arrival order within each queue.
+        self._queues: dict[QueueKey, dict[int, Waiting]] = {}
 
-    def join(
-        self, key: QueueKey, bot: Waiting, group_size: int
-    ) -> tuple[int, list[Waiting] | None]:
-        """Queue ``bot``; returns (bots waiting including it, the group to start or None).
+    def join(self, key: QueueKey, bot: Waiting) -> int:
+        """Queue ``bot`` unless it already waits there; the number of bots waiting there now."""
+        queue = self._queues.setdefault(key, {})
+        queue.setdefault(bot.bot_id, bot)
+        return len(queue)
 
-        The group is the first ``group_size`` bots in arrival order; they leave the queue.
-        """
-        queue = self._queues.setdefault(key, [])
-        if not self.is_waiting(key, bot.bot_id):
-            queue.append(bot)
-        waiting = len(queue)
-        if waiting < group_size:
-            return waiting, None
-        group, queue[:] = queue[:group_size], queue[group_size:]
+    def remove(self, key: QueueKey, bot_ids: Iterable[int]) -> None:
+        """Take bots out of one queue (they were paired)."""
+        queue = self._queues.get(key)
+        if queue is None:
+            return
+        for bot_id in bot_ids:
+            queue.pop(bot_id, None)
         if not queue:
             del self._queues[key]
-        return waiting, group
 
     def leave(self, bot_id: int, game: str | None = None) -> int:
         """Take the bot out of every queue (of ``game`` only, when given); how many it left."""
@@ -62,20 +67,23 @@ class Lobby:
             if game is not None and key.game != game:
                 continue
             queue = self._queues[key]
-            kept = [w for w in queue if w.bot_id != bot_id]
-            left += len(queue) - len(kept)
-            if kept:
-                self._queues[key] = kept
-            else:
-                del self._queues[key]
+            if queue.pop(bot_id, None) is not None:
+                left += 1
+                if not queue:
+                    del self._queues[key]
         return left
 
     def waiting(self, key: QueueKey) -> list[Waiting]:
-        return list(self._queues.get(key, ()))
+        """The bots waiting in the queue, in arrival order."""
+        return list(self._queues.get(key, {}).values())
+
+    def queues(self) -> list[QueueKey]:
+        """Every queue with a bot waiting."""
+        return list(self._queues)
 
     def is_waiting(self, key: QueueKey, bot_id: int) -> bool:
-        return any(w.bot_id == bot_id for w in self._queues.get(key, ()))
+        return bot_id in self._queues.get(key, ())
 
     def queues_of(self, bot_id: int) -> int:
         """How many queues the bot waits in."""
-        return sum(any(w.bot_id == bot_id for w in q) for q in self._queues.values())
+        return sum(bot_id in q for q in self._queues.values())

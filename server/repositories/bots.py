@@ -20,6 +20,10 @@ from server.db.models import AdminToken, Bot
 NAME_PATTERN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9])?")
 
 
+#: House bots' names start with this (server/house); no other bot may take such a name.
+HOUSE_PREFIX = "house-"
+
+
 class BotNameError(ValueError):
     """The name is not acceptable for a bot."""
 
@@ -47,6 +51,11 @@ async def create_bot(session: AsyncSession, name: str) -> tuple[Bot, str]:
             f"bad bot name {clip(repr(name), 80)}: use 1-64 letters, digits, '_', '-' or '.', "
             "starting and ending with a letter or digit"
         )
+    if name.lower().startswith(HOUSE_PREFIX):
+        raise BotNameError(
+            f"bad bot name {clip(repr(name), 80)}: names starting with {HOUSE_PREFIX!r} are kept "
+            "for the server's house bots"
+        )
     taken = await session.scalar(select(Bot.name).where(Bot.name_key == name.lower()))
     if taken is not None:
         same = "" if taken == name else f" (as {taken!r}: names are the same whatever their case)"
@@ -60,6 +69,37 @@ async def create_bot(session: AsyncSession, name: str) -> tuple[Bot, str]:
         # Another writer created the same name between our check and this insert.
         raise BotExistsError(f"a bot named {name!r} already exists") from exc
     return bot, token
+
+
+async def ensure_house_bot(session: AsyncSession, name: str, agent: str) -> Bot:
+    """The house bot ``name`` playing ``agent`` (e.g. ``mcts@0.2``), created on first use.
+
+    Its token hash is no sha256 output (it holds a ``:``), so no token logs it in: it plays
+    inside the server. The same name finds the same bot after a restart (its id, matches and
+    ratings); BotExistsError if a bot that is not a house bot has that name.
+    """
+    bot = await session.scalar(select(Bot).where(Bot.name_key == name.lower()))
+    if bot is None:
+        bot = Bot(
+            name=name,
+            name_key=name.lower(),
+            token_hash=f"house:{secrets.token_hex(29)}",
+            enabled=True,
+            house=True,
+            agent=agent,
+        )
+        session.add(bot)
+        await session.flush()
+        return bot
+    if not bot.house:
+        raise BotExistsError(
+            f"house bot {name!r}: the name is taken by bot {bot.name!r}, which is not a house "
+            "bot; rename that bot, or configure this house bot differently (ARENA_HOUSE_BOTS)"
+        )
+    if bot.agent != agent:
+        bot.agent = agent
+        await session.flush()
+    return bot
 
 
 async def bot_by_token(session: AsyncSession, token: str) -> Bot | None:

@@ -1,0 +1,183 @@
+"""``settings.house_bots`` (``ARENA_HOUSE_BOTS``) read into house bot specs.
+
+The format: ``GAME=AGENT@SECONDS,AGENT@SECONDS; GAME=...``. ``AGENT`` is an agent with its
+options as ``arena play`` takes them (``alphabeta:depth=4,order=false``), ``@SECONDS`` the
+thinking time per move (optional: 1 s), which a match's own ``move_ms`` caps. The same agent spec
+in several games is one house bot (one name, one rating per game). ``default`` gives every game
+a random bot and two searching bots of different strength; ``none`` (or an empty value) gives no
+house bots.
+
+    >>> [(s.name, s.games) for s in parse_house_bots("tic_tac_toe=random, mcts@0.1")]
+    [('house-random', ('tic_tac_toe',)), ('house-mcts-0.1', ('tic_tac_toe',))]
+    >>> parse_house_bots("connect_four=alphabeta:depth=4,order=false@1")[0].name
+    'house-alphabeta-depth4-orderfalse-1'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import games
+
+#: Thinking time per move when a spec gives no ``@SECONDS``.
+DEFAULT_SECONDS = 1.0
+#: The longest thinking time a spec may give (the longest move a time control allows).
+MAX_SECONDS = 60.0
+#: Every house bot's name starts with this; no other bot may take such a name.
+NAME_PREFIX = "house-"
+
+#: ``default``: per game, a random bot, MCTS, and the strongest searcher that plays the game
+#: (alpha-beta for two-player games without dice, expectiminimax with dice, max^n for three).
+DEFAULT_SPECS = ("random", "mcts@0.2", "{searcher}@0.5")
+_SEARCHERS = ("alphabeta", "expectiminimax", "maxn")
+
+
+class HouseConfigError(ValueError):
+    """``house_bots`` cannot be read; the message names the entry and what is wrong."""
+
+
+@dataclass(frozen=True)
+class HouseSpec:
+    """One house bot: a reference agent with options and a thinking time, in some games."""
+
+    #: The spec as configured, spaces removed: ``alphabeta:depth=4@1`` (the ``agent`` column).
+    spec: str
+    #: The registered agent name and its checked options.
+    agent: str
+    options: dict[str, Any]
+    #: Thinking time per move (seconds), before the match's move limit caps it.
+    seconds: float
+    #: Its bot name: ``house-`` and the spec in name characters (``house-alphabeta-depth4-1``).
+    name: str
+    games: tuple[str, ...]
+
+
+def parse_house_bots(text: str) -> list[HouseSpec]:
+    """The house bots ``text`` configures (see the module docstring); HouseConfigError naming
+    the entry at fault otherwise."""
+    text = text.strip()
+    if text.lower() in ("", "none", "off"):
+        return []
+    if text.lower() == "default":
+        text = default_house_bots()
+    by_spec: dict[str, HouseSpec] = {}
+    for entry in filter(None, (part.strip() for part in text.split(";"))):
+        game_name, sep, rest = entry.partition("=")
+        game_name = game_name.strip()
+        if not sep or not rest.strip():
+            raise HouseConfigError(
+                f"ARENA_HOUSE_BOTS entry {entry!r}: expected GAME=AGENT@SECONDS[,AGENT@SECONDS...]"
+                f" (e.g. connect_four=mcts@0.5,alphabeta:depth=4@1)"
+            )
+        try:
+            game = games.get(game_name)
+        except ValueError as exc:
+            raise HouseConfigError(f"ARENA_HOUSE_BOTS entry {entry!r}: {exc}") from None
+        for spec_text in _agent_specs(rest):
+            spec = _parse_spec(spec_text, game, entry)
+            known = by_spec.get(spec.spec)
+            if known is None:
+                by_spec[spec.spec] = spec
+            elif game.name not in known.games:
+                by_spec[spec.spec] = HouseSpec(
+                    known.spec,
+                    known.agent,
+                    known.options,
+                    known.seconds,
+                    known.name,
+                    (*known.games, game.name),
+                )
+    names: dict[str, str] = {}
+    for spec in by_spec.values():
+        other = names.setdefault(spec.name.lower(), spec.spec)
+        if other != spec.spec:
+            raise HouseConfigError(
+                f"ARENA_HOUSE_BOTS: {other!r} and {spec.spec!r} would both be named "
+                f"{spec.name!r}; write one of them differently"
+            )
+    return list(by_spec.values())
+
+
+def default_house_bots() -> str:
+    """What ``default`` stands for, in the ``ARENA_HOUSE_BOTS`` format."""
+    from reference_agents import applicable_agents
+
+    entries = []
+    for name in games.names():
+        playable = applicable_agents(games.get(name))
+        searcher = next(a for a in _SEARCHERS if a in playable)
+        specs = [s.format(searcher=searcher) for s in DEFAULT_SPECS]
+        entries.append(f"{name}={','.join(s for s in specs if s.partition('@')[0] in playable)}")
+    return "; ".join(entries)
+
+
+def house_name(spec: str) -> str:
+    """The bot name of a spec: ``mcts:c=1.4@0.5`` -> ``house-mcts-c1.4-0.5``.
+
+    Characters a bot name cannot hold become ``_``; a name over 64 characters is cut and ends
+    with a hash of the whole spec, so that it stays unique and stable.
+    """
+    body, at, seconds = spec.rpartition("@") if "@" in spec else (spec, "", "")
+    agent, _, options = body.partition(":")
+    parts = [agent, *(o.replace("=", "") for o in options.split(",") if o)]
+    if at:
+        parts.append(seconds)
+    name = NAME_PREFIX + "-".join(re.sub(r"[^A-Za-z0-9_.-]", "_", p) for p in parts)
+    name = name.rstrip("_.-") or NAME_PREFIX + "bot"
+    if len(name) > 64:
+        digest = hashlib.sha256(spec.encode()).hexdigest()[:8]
+        name = f"{name[:55].rstrip('_.-')}-{digest}"
+    return name
+
+
+def _agent_specs(rest: str) -> list[str]:
+    """``alphabeta:depth=4,order=false@1,mcts@0.1`` -> the two agent specs.
+
+    Commas separate agents and also an agent's options: a comma-separated part that starts
+    with ``key=`` continues the options of the agent before it.
+    """
+    specs: list[str] = []
+    for part in (p.strip() for p in rest.split(",")):
+        if not part:
+            continue
+        head = re.match(r"[A-Za-z_][A-Za-z0-9_]*\s*=", part)
+        if head and specs:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return [re.sub(r"\s+", "", s) for s in specs]
+
+
+def _parse_spec(spec_text: str, game: games.Game, entry: str) -> HouseSpec:
+    from reference_agents.registry import make, parse_spec
+
+    where = f"ARENA_HOUSE_BOTS entry {entry!r}, agent {spec_text!r}"
+    body, at, seconds_text = spec_text.rpartition("@") if "@" in spec_text else (spec_text, "", "")
+    seconds = DEFAULT_SECONDS
+    if at:
+        try:
+            seconds = float(seconds_text)
+        except ValueError:
+            seconds = math.nan
+        if not (0 < seconds <= MAX_SECONDS):
+            raise HouseConfigError(
+                f"{where}: @{seconds_text} is not a thinking time; give seconds per move, "
+                f"more than 0 and at most {MAX_SECONDS:g} (e.g. @0.5)"
+            )
+    try:
+        agent, options = parse_spec(body)
+        make(agent, game, **options)  # every check make does: agent, game, option names, types
+    except ValueError as exc:
+        raise HouseConfigError(f"{where}: {exc}") from None
+    return HouseSpec(
+        spec=spec_text,
+        agent=agent,
+        options=options,
+        seconds=seconds,
+        name=house_name(spec_text),
+        games=(game.name,),
+    )

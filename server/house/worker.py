@@ -1,0 +1,98 @@
+"""What runs in the house bots' search processes: a reference agent's ``choose``.
+
+Only plain data crosses the process boundary: the game's name, the agent's spec, the position in
+the game's JSON form and the deadline in, the move in notation and the search info out. Agents
+are made once per process and spec and kept (a search starts from scratch each time, so one
+agent serves every match). Worker processes run at the lowest CPU priority (Linux's
+SCHED_IDLE, else nice 10), so that a search never takes the CPU from the event loop that relays
+other matches' moves, and ignore Ctrl+C (the server stops them when it stops).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import time
+from typing import Any
+
+import games
+from reference_agents import Agent, make
+
+#: Niceness added to the worker processes.
+NICENESS = 10
+#: The shortest time limit a search is given, even when its deadline has passed.
+MIN_LIMIT_S = 0.005
+
+_agents: dict[tuple[str, str], Agent] = {}
+
+
+def init() -> None:
+    """Run once in every worker process: lowest CPU priority, Ctrl+C ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # SCHED_IDLE (Linux): the worker runs only when nothing at normal priority wants the CPU,
+    # so a search never delays the event loop, or the bots on the same machine. Elsewhere (or
+    # if refused), a plain nice.
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        with contextlib.suppress(OSError):
+            os.nice(NICENESS)
+
+
+def warm(specs: list[tuple[str, str, dict[str, Any]]]) -> int:
+    """Make the agents ahead of the first search; the worker's pid."""
+    for game_name, agent, options in specs:
+        _agent(game_name, agent, options)
+    return os.getpid()
+
+
+def search(
+    game_name: str,
+    agent: str,
+    options: dict[str, Any],
+    position: dict[str, Any],
+    deadline: float,
+) -> tuple[str, dict[str, Any]]:
+    """The agent's move in ``position`` (notation) and its search info as MoveInfo fields.
+
+    ``deadline`` is on ``time.monotonic()``, one clock for every process on the machine: the
+    time spent waiting for a free worker comes out of the search, not out of the bot's clock.
+    """
+    game = games.get(game_name)
+    state = game.state_from_json(position)
+    chooser = _agent(game_name, agent, options)
+    limit = max(MIN_LIMIT_S, deadline - time.monotonic())
+    move, info = chooser.choose(state, limit)
+    return game.format_move(state, move), move_info(info.as_json(game, state))
+
+
+def _agent(game_name: str, agent: str, options: dict[str, Any]) -> Agent:
+    key = (game_name, f"{agent}:{sorted(options.items())!r}")
+    found = _agents.get(key)
+    if found is None:
+        found = _agents[key] = make(agent, games.get(game_name), **options)
+    return found
+
+
+def move_info(info: dict[str, Any]) -> dict[str, Any]:
+    """A SearchInfo's JSON cut to what a move's ``info`` holds (protocol.messages.MoveInfo)."""
+    out: dict[str, Any] = {}
+    for key in ("depth", "nodes"):
+        value = info.get(key)
+        if isinstance(value, int) and value >= 0:
+            out[key] = value
+    score = info.get("score")
+    comment = str(info.get("comment") or "")
+    if isinstance(score, int | float):
+        if math.isfinite(score):
+            out["score"] = float(score)
+        else:  # JSON has no infinities: a proven win or loss in words
+            comment = f"{comment} score={score}".strip()
+    pv = [str(m) for m in info.get("pv") or [] if len(str(m)) <= 64]
+    if pv:
+        out["pv"] = pv[:64]
+    if comment:
+        out["comment"] = comment[:280]
+    return out

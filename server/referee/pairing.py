@@ -1,0 +1,364 @@
+"""Who meets whom in a lobby queue: a pure function of the waiting bots, their ratings and the time.
+
+``pair`` takes everything a decision depends on as arguments (the waiting bots with their join
+times and ratings, the bots playing a match that came from this queue, each bot's latest
+opponents, the house bots that could fill a seat, the time, a random generator and the
+parameters) and returns the groups to start, in the order it formed them. No clock, no state, no
+I/O: the referee calls it on every join and on a periodic tick, and tests call it with made-up
+inputs. Given the same inputs and the same ``rng`` state it returns the same groups.
+
+The rules, for each waiting bot in order of arrival (the longest waiting first), as anchor:
+
+1. **Good opponents** are waiting bots it did not just play (see 4) whose rating (mu) is within
+   its *window*: ``window + widen_per_s * seconds waited`` (of whichever of the two has waited
+   longer). The anchor meets one of the ``candidates`` closest good opponents, chosen at random
+   (three-player games: two of them).
+2. **No reason to wait.** With no good opponent waiting, a bot waits only while a better one may
+   come: a bot coming back to this queue (``playing``: the referee passes the bots playing a
+   match that came from it, or whose match from it ended a moment ago) whose rating is within
+   its window. When neither of two bots has such a hope, they meet at once, the closest first:
+   with exactly two bots waiting and nobody else coming back, pairing is immediate whatever the
+   ratings.
+3. **Max wait.** A bot that has waited ``max_wait_s`` meets whoever is there (the closest).
+4. **No immediate rematch.** Two bots do not meet again right after their latest match in that
+   game (either one's latest) while another waiting bot could take the seat of either; they
+   meet again only when neither has anyone else to meet (and, as any pairing outside the
+   window, when neither has a reason to wait, or one has waited ``max_wait_s``).
+5. **House bots.** When fewer bots wait than a match needs, the longest waiting one (not a house
+   bot) has waited ``house_wait_s`` and house bots have room, the missing seats go to the house
+   bots closest in rating with room for another match (``house``).
+
+Cost: one sort by rating, then for each anchor a walk outwards from its rating over the bots not
+yet paired (a linked list), so a decision over hundreds of waiting bots takes about a millisecond
+(``python -m bench.ladder pairing``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+#: Why a group was formed: ``rating`` (good opponents, rule 1), ``no_better`` (rule 2),
+#: ``overdue`` (rule 3), ``rematch`` (rule 4), ``house`` (rule 5).
+Reason = Literal["rating", "no_better", "overdue", "rematch", "house"]
+
+_NOBODY: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Waiter:
+    """A bot waiting in the queue."""
+
+    bot_id: int
+    #: When it joined, in seconds on the same clock as ``now`` (the referee: time.monotonic()).
+    joined_at: float
+    mu: float
+    #: A house bot waiting in the queue (house self-play); it never calls for house bots itself.
+    house: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    """A bot likely to join this queue again soon (it plays, or just played, a match from it)."""
+
+    bot_id: int
+    mu: float
+
+
+@dataclass(frozen=True, slots=True)
+class HouseSeat:
+    """A house bot that may take a seat: its rating and how many more matches it may start."""
+
+    bot_id: int
+    mu: float
+    free: int
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """The pairing settings (``Settings.pairing_*``, ``house_wait_s``) and the group size."""
+
+    group_size: int = 2
+    window: float = 3.0
+    widen_per_s: float = 1.0
+    max_wait_s: float = 10.0
+    candidates: int = 3
+    house_wait_s: float = 2.0
+
+    @classmethod
+    def from_settings(cls, settings: Any, group_size: int) -> Params:
+        return cls(
+            group_size=group_size,
+            window=settings.pairing_window,
+            widen_per_s=settings.pairing_widen_per_s,
+            max_wait_s=settings.pairing_max_wait_s,
+            candidates=max(1, settings.pairing_candidates),
+            house_wait_s=settings.house_wait_s,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Bots to seat together (the referee decides the seats), and why."""
+
+    bot_ids: tuple[int, ...]
+    reason: Reason
+
+
+def pair(
+    waiting: Sequence[Waiter],
+    *,
+    now: float,
+    rng: random.Random,
+    params: Params,
+    playing: Sequence[Player] = (),
+    last_opponents: Mapping[int, frozenset[int]] | None = None,
+    house: Sequence[HouseSeat] = (),
+) -> list[Group]:
+    """The groups to start now (each waiting bot in at most one), in the order they were formed.
+
+    ``last_opponents`` maps a bot to the bots of its latest match in this game (any bot may be
+    missing: no latest match). ``playing`` lists the bots likely to come back to this queue
+    soon (bots also in ``waiting`` are ignored there). See the module docstring for the rules.
+    """
+    return _Pairing(waiting, now, rng, params, playing, last_opponents or {}, house).run()
+
+
+class _Pairing:
+    """One decision; the state of ``pair`` while it walks the anchors."""
+
+    def __init__(
+        self,
+        waiting: Sequence[Waiter],
+        now: float,
+        rng: random.Random,
+        params: Params,
+        playing: Sequence[Player],
+        last: Mapping[int, frozenset[int]],
+        house: Sequence[HouseSeat],
+    ) -> None:
+        self.now = now
+        self.rng = rng
+        self.params = params
+        self.last = last
+        self.house = house
+        # Anchors in arrival order (ids break ties, so the order never depends on the input's).
+        seen: set[int] = set()
+        bots: list[Waiter] = []
+        for w in sorted(waiting, key=lambda w: (w.joined_at, w.bot_id)):
+            if w.bot_id not in seen:
+                seen.add(w.bot_id)
+                bots.append(w)
+        self.bots = bots
+        n = len(bots)
+        self.index = {w.bot_id: i for i, w in enumerate(bots)}
+        waited = [max(0.0, now - w.joined_at) for w in bots]
+        self.window = [params.window + params.widen_per_s * t for t in waited]
+        self.overdue = [t >= params.max_wait_s for t in waited]
+        self.waited = waited
+        # A doubly linked list of the bots not yet paired, in rating order (ids break ties):
+        # position p holds bot by_mu[p]; nxt / prv skip the positions already taken.
+        self.by_mu = sorted(range(n), key=lambda i: (bots[i].mu, bots[i].bot_id))
+        self.pos = [0] * n
+        for p, i in enumerate(self.by_mu):
+            self.pos[i] = p
+        self.nxt = list(range(1, n + 1))
+        self.prv = list(range(-1, n - 1))
+        self.taken = [False] * n
+        self.left = n
+        # Who named whom as a latest opponent, among the waiting bots (rematches both ways).
+        self.named_by: dict[int, list[int]] = {}
+        for i, w in enumerate(bots):
+            for other in last.get(w.bot_id, _NOBODY):
+                self.named_by.setdefault(other, []).append(i)
+        # Bots playing in this queue, by rating, for the "reason to wait" test.
+        players = sorted((p.mu, p.bot_id) for p in playing if p.bot_id not in seen)
+        self.player_mu = [mu for mu, _ in players]
+        self.player_id = [bot_id for _, bot_id in players]
+        self._hope: list[bool | None] = [None] * n
+
+    # --- the decision -------------------------------------------------------------------------
+
+    def run(self) -> list[Group]:
+        need = self.params.group_size - 1
+        groups: list[Group] = []
+        #: The widest window (and whether overdue) among anchors left unpaired: a later anchor
+        #: looks that far for good opponents, since the longer waiter's window counts.
+        self.skipped_window = 0.0
+        self.skipped_overdue = False
+        for a in range(len(self.bots)):
+            if self.left < need + 1:
+                break
+            if self.taken[a]:
+                continue
+            found = self._partners(a, need)
+            if found is None:
+                if not self.skipped_window:
+                    self.skipped_window = self.window[a]
+                    self.skipped_overdue = self.overdue[a]
+                continue
+            partners, reason = found
+            members = [a, *partners]
+            for i in members:
+                self._take(i)
+            groups.append(Group(tuple(self.bots[i].bot_id for i in members), reason))
+        filled = self._house_fill()
+        if filled is not None:
+            groups.append(filled)
+        return groups
+
+    def _partners(self, a: int, need: int) -> tuple[list[int], Reason] | None:
+        bots = self.bots
+        k = max(self.params.candidates, need)
+        radius = max(self.window[a], self.skipped_window)
+        a_flexible = self.overdue[a] or not self._hopes(a)
+        rematches = self._rematches(a)
+        # Rule 4: meet a latest opponent only when too few others wait to fill the group.
+        rematch_allowed = self.left - 1 - len(rematches) < need
+        good: list[int] = []
+        fallback: list[int] = []
+        for d, j in self._outwards(a):
+            if j in rematches:
+                continue
+            if d <= radius and d <= max(self.window[a], self.window[j]):
+                if len(good) < k:
+                    good.append(j)
+                if len(good) >= k:
+                    break
+            elif len(fallback) < need and self._mutual(a, j, a_flexible):
+                fallback.append(j)
+            if d > radius and (
+                len(good) + len(fallback) >= need or not (a_flexible or self.skipped_overdue)
+            ):
+                break
+        if len(good) >= need:
+            chosen = self.rng.sample(good, need) if len(good) > need else good
+            return chosen, "rating"
+        partners = good + fallback[: need - len(good)]
+        reason: Reason = "overdue" if self._any_overdue(a, partners) else "no_better"
+        if len(partners) < need and rematch_allowed:
+            # ... and only a latest opponent that has nobody else to meet either.
+            again = sorted(
+                (
+                    j
+                    for j in rematches
+                    if self._mutual(a, j, a_flexible)
+                    and self.left - 1 - len(self._rematches(j)) < need
+                ),
+                key=lambda j: (abs(bots[j].mu - bots[a].mu), bots[j].bot_id),
+            )
+            partners += again[: need - len(partners)]
+            reason = "rematch"
+        if len(partners) < need:
+            return None
+        return partners, reason
+
+    def _house_fill(self) -> Group | None:
+        """Rule 5: the bots still waiting, fewer than a group, completed by house bots."""
+        n = self.params.group_size
+        if not self.house or not 0 < self.left < n:
+            return None
+        remaining = [i for i in range(len(self.bots)) if not self.taken[i]]
+        anchor = next((i for i in remaining if not self.bots[i].house), None)
+        if anchor is None or self.waited[anchor] < self.params.house_wait_s:
+            return None
+        members = {self.bots[i].bot_id for i in remaining}
+        mu = self.bots[anchor].mu
+        seats = sorted(
+            (abs(h.mu - mu), self.rng.random(), h.bot_id)
+            for h in self.house
+            if h.free > 0 and h.bot_id not in members
+        )
+        chosen: list[int] = []
+        for _, _, bot_id in seats:
+            if bot_id not in chosen:
+                chosen.append(bot_id)
+        missing = n - len(remaining)
+        if len(chosen) < missing:
+            return None
+        for i in remaining:
+            self._take(i)
+        members_ids = tuple(self.bots[i].bot_id for i in remaining)
+        return Group(members_ids + tuple(chosen[:missing]), "house")
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _mutual(self, a: int, j: int, a_flexible: bool) -> bool:
+        """Whether a and j (not good opponents) may meet now: one has waited max_wait_s, or
+        neither has a reason to wait for someone better."""
+        if self.overdue[a] or self.overdue[j]:
+            return True
+        return a_flexible and not self._hopes(j)
+
+    def _any_overdue(self, a: int, partners: list[int]) -> bool:
+        return self.overdue[a] or any(self.overdue[j] for j in partners)
+
+    def _hopes(self, i: int) -> bool:
+        """Rule 2: a bot playing in this queue, not one of i's latest opponents (nor one that
+        just played i), is within i's window."""
+        cached = self._hope[i]
+        if cached is not None:
+            return cached
+        bot = self.bots[i]
+        w = self.window[i]
+        mine = self.last.get(bot.bot_id, _NOBODY)
+        lo = bisect.bisect_left(self.player_mu, bot.mu - w)
+        hi = bisect.bisect_right(self.player_mu, bot.mu + w)
+        hope = False
+        for p in range(lo, hi):
+            other = self.player_id[p]
+            if other not in mine and bot.bot_id not in self.last.get(other, _NOBODY):
+                hope = True
+                break
+        self._hope[i] = hope
+        return hope
+
+    def _rematches(self, a: int) -> set[int]:
+        """The untaken waiting bots that are a's latest opponents or name a as theirs."""
+        found = {
+            j
+            for other in self.last.get(self.bots[a].bot_id, _NOBODY)
+            if (j := self.index.get(other)) is not None and not self.taken[j]
+        }
+        found.update(j for j in self.named_by.get(self.bots[a].bot_id, ()) if not self.taken[j])
+        found.discard(a)
+        return found
+
+    def _outwards(self, a: int) -> Iterator[tuple[float, int]]:
+        """The untaken bots other than a, closest in rating first: (distance, index)."""
+        bots, by_mu = self.bots, self.by_mu
+        mu = bots[a].mu
+        n = len(by_mu)
+        left, right = self.prv[self.pos[a]], self.nxt[self.pos[a]]
+        while left >= 0 or right < n:
+            dl = mu - bots[by_mu[left]].mu if left >= 0 else None
+            dr = bots[by_mu[right]].mu - mu if right < n else None
+            if dr is None or (dl is not None and dl <= dr):
+                assert dl is not None
+                yield dl, by_mu[left]
+                left = self.prv[left]
+            else:
+                yield dr, by_mu[right]
+                right = self.nxt[right]
+
+    def _take(self, i: int) -> None:
+        self.taken[i] = True
+        self.left -= 1
+        p = self.pos[i]
+        before, after = self.prv[p], self.nxt[p]
+        if before >= 0:
+            self.nxt[before] = after
+        if after < len(self.by_mu):
+            self.prv[after] = before
+
+
+def first_come(waiting: Sequence[Waiter], group_size: int) -> list[Group]:
+    """The lobby's former rule, kept as the benchmark's peer: groups in arrival order."""
+    ordered = sorted(waiting, key=lambda w: (w.joined_at, w.bot_id))
+    return [
+        Group(tuple(w.bot_id for w in ordered[i : i + group_size]), "rating")
+        for i in range(0, len(ordered) - group_size + 1, group_size)
+    ]

@@ -1,0 +1,155 @@
+"""A ladder on a live server: house bots plus remote reference agents, all in one lobby queue.
+
+Usage (the server must run house bots for the game, with self-play on, so that they wait in
+the game's default queue like the remote bots)::
+
+    srv = start_server(house_bots="tic_tac_toe=random,alphabeta:depth=2@0.1",
+                       house_self_play=True, house_workers=1)
+    result = await run_ladder(srv, "tic_tac_toe", ["alphabeta", "mcts:simulations=200", "random"],
+                              matches=60)
+    result.finished        # the finished matches' records, oldest first
+    result.agents          # bot name -> agent spec (house bots: their spec with @SECONDS)
+    result.rematches_while_others_waited()   # [] when the lobby kept its rule
+    srv.app.state.referee.ratings            # (with rated results) the ratings they reached
+
+Remote bots are the bot kit's ``BotClient`` with ``agent=`` a reference agent, in the test's own
+event loop; each joins again after every match. ``run_ladder`` returns once ``matches`` matches
+have finished and every bot has played, after the remote bots have finished the matches they were
+playing (house bots go on playing each other until the server stops).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from _ws_client import Message, stored_records
+from conftest import LiveServer
+
+import games
+from protocol.client import BotClient
+from protocol.messages import TimeControl
+from reference_agents.registry import make, parse_spec
+
+
+@dataclass
+class LadderResult:
+    #: Finished matches of the ladder's queue (stored records), oldest first.
+    finished: list[Message]
+    #: Every lobby decision of the run, in order (server.referee.PairingRecord).
+    log: list[Any]
+    #: Bot name -> agent spec, and bot id -> name.
+    agents: dict[str, str]
+    names: dict[int, str] = field(default_factory=dict)
+
+    def played(self) -> dict[str, int]:
+        """Finished matches per bot."""
+        counts = dict.fromkeys(self.agents, 0)
+        for record in self.finished:
+            for seat in record["seats"]:
+                counts[seat["bot"]] = counts.get(seat["bot"], 0) + 1
+        return counts
+
+    def rematches_while_others_waited(self) -> list[Any]:
+        """Lobby decisions that seated a bot with the bot(s) of its previous match while some
+        other bot was left waiting in the queue (the lobby's rule says: none)."""
+        last: dict[tuple[str, int], frozenset[int]] = {}
+        broken = []
+        for record in self.log:
+            group = frozenset(record.bot_ids)
+            again = any(last.get((record.queue.game, b), frozenset()) & group for b in group)
+            if again and record.others_waiting:
+                broken.append(record)
+            for b in group:
+                last[(record.queue.game, b)] = group - {b}
+        return broken
+
+
+def _factory(agent: str, options: dict[str, Any]) -> Callable[[games.Game], Any]:
+    """A fresh agent per match, as ``arena agent`` does."""
+
+    def fresh(game: games.Game) -> Any:
+        return make(agent, game, **options)
+
+    return fresh
+
+
+async def run_ladder(
+    srv: LiveServer,
+    game: str,
+    remote: Sequence[str],
+    *,
+    matches: int = 60,
+    timeout: float = 50.0,
+    time_control: TimeControl | None = None,
+) -> LadderResult:
+    """Run the ladder until ``matches`` matches have finished and every bot has played."""
+    referee = srv.app.state.referee
+    house = srv.app.state.house
+    assert srv.settings.house_self_play, "start the server with house_self_play=True"
+    agents = {b.bot_name: b.spec.spec for b in house.bots if game in b.spec.games}
+    assert agents, f"the server runs no house bot for {game}"
+    the_game = games.get(game)
+    clients: list[BotClient] = []
+    for i, spec in enumerate(remote):
+        name = f"r{i}-" + re.sub(r"[^A-Za-z0-9]+", "-", spec).strip("-")
+        _, token = srv.create_bot(name[:64])
+        agent, options = parse_spec(spec)
+        make(agent, the_game, **options)  # a bad spec fails here, not in the kit's thread
+        clients.append(
+            BotClient(
+                srv.ws_url,
+                token,
+                agent=_factory(agent, options),
+                game=game,
+                games=0,  # until told to stop
+                time_control=time_control,
+                client_name=f"ladder/{spec}",
+            )
+        )
+        agents[name[:64]] = spec
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    started_log = len(referee.pairing_log)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            for task in tasks:
+                if task.done():
+                    task.result()  # a remote bot that stopped: raise its error
+            log = list(referee.pairing_log)[started_log:]
+            done = [r for r in log if r.queue.game == game and r.match_id not in referee.matches]
+            seated = {b for r in done for b in r.bot_ids}
+            if len(done) >= matches and len(seated) >= len(agents):
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"ladder: {len(done)} of {matches} matches finished and {len(seated)} of "
+                    f"{len(agents)} bots seated after {timeout:g} s"
+                )
+            await asyncio.sleep(0.05)
+    finally:
+        # No more matches for the remote bots; those they play are played to the end.
+        for client in clients:
+            client.games = max(1, client.started - client.aborted)
+        end = time.monotonic() + 30
+        while any(c.matches for c in clients) and time.monotonic() < end:
+            await asyncio.sleep(0.02)
+        for client in clients:
+            client.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    log = list(referee.pairing_log)[started_log:]
+    ids = {m for r in log for m in [r.match_id]}
+    records = [
+        r
+        for r in await stored_records(srv.db_url)
+        if r["id"] in ids and r["status"] == "finished"
+    ]
+    records.sort(key=lambda r: r["created_at"])
+    names = {}
+    for conn in referee.connections.all():
+        names[conn.bot_id] = conn.bot_name
+    return LadderResult(finished=records, log=log, agents=agents, names=names)

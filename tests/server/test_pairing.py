@@ -1,0 +1,326 @@
+"""``server.referee.pairing.pair``: the lobby's decisions as a pure function, without a server."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from server.referee.pairing import Group, HouseSeat, Params, Player, Waiter, first_come, pair
+
+TWO = Params(group_size=2, window=3.0, widen_per_s=1.0, max_wait_s=10.0, candidates=3)
+THREE = Params(group_size=3, window=3.0, widen_per_s=1.0, max_wait_s=10.0, candidates=3)
+
+
+def waiters(*mus: float, joined: float = 0.0) -> list[Waiter]:
+    """Bots 1, 2, ... with these ratings, joined in that order (1 ms apart) at ``joined``."""
+    return [Waiter(i + 1, joined + i / 1000, mu) for i, mu in enumerate(mus)]
+
+
+def groups_of(result: list[Group]) -> list[tuple[int, ...]]:
+    return [tuple(sorted(g.bot_ids)) for g in result]
+
+
+# --- rating, randomness, windows ------------------------------------------------------------
+
+
+def test_a_bot_meets_one_of_the_closest_in_rating_chosen_at_random() -> None:
+    # Bot 1 (mu 20) waited longest; 2, 3, 4 are within its window (3), 5 is not.
+    bots = waiters(20, 21, 22.5, 18.5, 40)
+    chosen: Counter[int] = Counter()
+    for seed in range(200):
+        result = pair(bots, now=0.01, rng=random.Random(seed), params=TWO)
+        first = result[0]
+        assert first.reason == "rating" and 1 in first.bot_ids
+        chosen[next(b for b in first.bot_ids if b != 1)] += 1
+    assert set(chosen) == {2, 3, 4}  # all three candidates, never the one outside the window
+    assert min(chosen.values()) > 30
+    # pairing_candidates=1: always the closest.
+    one = Params(group_size=2, window=3.0, candidates=1)
+    for seed in range(20):
+        result = pair(bots, now=0.01, rng=random.Random(seed), params=one)
+        assert groups_of(result)[0] == (1, 2)
+
+
+def test_only_the_k_closest_are_candidates() -> None:
+    bots = waiters(20, 20.5, 21, 21.5, 22, 22.5)  # all within the window of bot 1
+    chosen = set()
+    for seed in range(100):
+        result = pair(bots, now=0.01, rng=random.Random(seed), params=TWO)
+        chosen.add(next(b for b in result[0].bot_ids if b != 1))
+    assert chosen == {2, 3, 4}
+
+
+def test_the_same_rng_state_gives_the_same_groups() -> None:
+    rng = random.Random(7)
+    bots = [Waiter(i, rng.uniform(0, 5), rng.gauss(25, 6)) for i in range(1, 60)]
+    last = {b.bot_id: frozenset({rng.randrange(1, 60)}) for b in bots}
+    playing = [Player(100 + i, rng.gauss(25, 6)) for i in range(10)]
+    runs = [
+        pair(bots, now=6.0, rng=random.Random(3), params=TWO, playing=playing, last_opponents=last)
+        for _ in range(3)
+    ]
+    assert runs[0] == runs[1] == runs[2]
+    # The order of the input does not matter either.
+    shuffled = list(reversed(bots))
+    again = pair(
+        shuffled, now=6.0, rng=random.Random(3), params=TWO, playing=playing, last_opponents=last
+    )
+    assert again == runs[0]
+    other_seeds = {
+        tuple(groups_of(pair(bots, now=6.0, rng=random.Random(s), params=TWO, playing=playing)))
+        for s in range(10)
+    }
+    assert len(other_seeds) > 1  # the seed does matter
+
+
+def test_the_window_widens_with_the_wait() -> None:
+    # Three waiting, 8 and 12 apart; a fourth bot near each is playing in the queue, so each has
+    # a reason to wait for a better opponent: nobody meets until the window reaches 8.
+    bots = waiters(20, 28, 40)
+    playing = [Player(10, 21), Player(11, 27), Player(12, 39)]
+
+    def at(now: float) -> list[tuple[int, ...]]:
+        return groups_of(pair(bots, now=now, rng=random.Random(1), params=TWO, playing=playing))
+
+    assert at(0.0) == []
+    assert at(4.9) == []  # window 7.9 < 8
+    assert at(5.1) == [(1, 2)]  # window 8.1: bot 1 and bot 2 (both waited 5.1 s)
+    slow = Params(group_size=2, window=3.0, widen_per_s=0.5, max_wait_s=60.0)
+    assert groups_of(pair(bots, now=9.9, rng=random.Random(1), params=slow, playing=playing)) == []
+    assert groups_of(pair(bots, now=10.1, rng=random.Random(1), params=slow, playing=playing)) == [
+        (1, 2)
+    ]
+
+
+def test_the_longer_wait_sets_the_window() -> None:
+    # Bot 1 waited 10 s (window 13 with a slow widening), bot 2 just came: 12 apart.
+    params = Params(group_size=2, window=3.0, widen_per_s=1.0, max_wait_s=60.0)
+    bots = [Waiter(1, 0.0, 20), Waiter(2, 9.99, 32), Waiter(3, 9.99, 60)]
+    playing = [Player(10, 33), Player(11, 21), Player(12, 59)]
+    result = pair(bots, now=10.0, rng=random.Random(1), params=params, playing=playing)
+    assert groups_of(result) == [(1, 2)] and result[0].reason == "rating"
+
+
+def test_a_bot_that_waited_max_wait_meets_whoever_is_there() -> None:
+    bots = [Waiter(1, 0.0, 0.0), Waiter(2, 5.0, 50.0), Waiter(3, 5.0, 100.0)]
+    playing = [Player(10, 1.0), Player(11, 51.0), Player(12, 99.0)]  # everyone has hope
+    assert pair(bots, now=9.9, rng=random.Random(1), params=TWO, playing=playing) == []
+    result = pair(bots, now=10.0, rng=random.Random(1), params=TWO, playing=playing)
+    assert result == [Group((1, 2), "overdue")]  # the closest of those there
+    # The overdue bot chooses: bot 2 (waited 5 s, hoping for bot 11) has no say.
+
+
+def test_two_waiting_meet_at_once_whatever_their_ratings() -> None:
+    # Nobody else waits or plays in the queue: no better opponent can come.
+    bots = waiters(0, 100)
+    assert pair(bots, now=0.0, rng=random.Random(1), params=TWO) == [Group((1, 2), "no_better")]
+    # Even when they just played each other (two kit bots playing 1,000 matches).
+    last = {1: frozenset({2}), 2: frozenset({1})}
+    result = pair(bots, now=0.0, rng=random.Random(1), params=TWO, last_opponents=last)
+    assert result == [Group((1, 2), "rematch")]
+    same = waiters(25, 25)
+    result = pair(same, now=0.0, rng=random.Random(1), params=TWO, last_opponents=last)
+    assert result == [Group((1, 2), "rematch")]
+
+
+def test_a_bot_waits_while_a_better_opponent_plays_in_the_queue() -> None:
+    # 1 and 2 are far apart; 10 (close to 1) and 11 (close to 2) play a match from this queue.
+    bots = waiters(10, 40)
+    playing = [Player(10, 11), Player(11, 41)]
+    assert pair(bots, now=0.0, rng=random.Random(1), params=TWO, playing=playing) == []
+    # Only one of them has a reason to wait: it still waits (both must agree).
+    assert pair(bots, now=0.0, rng=random.Random(1), params=TWO, playing=playing[:1]) == []
+    # Players far from both give no reason to wait.
+    far = [Player(10, 70)]
+    result = pair(bots, now=0.0, rng=random.Random(1), params=TWO, playing=far)
+    assert result == [Group((1, 2), "no_better")]
+    # A player that just played bot 1 is no reason for bot 1 to wait.
+    last = {1: frozenset({10}), 10: frozenset({1})}
+    result = pair(
+        bots, now=0.0, rng=random.Random(1), params=TWO, playing=playing[:1], last_opponents=last
+    )
+    assert result == [Group((1, 2), "no_better")]
+
+
+# --- rematches ------------------------------------------------------------------------------
+
+
+def test_no_immediate_rematch_while_another_bot_waits() -> None:
+    bots = waiters(25, 25.5, 30)  # 1 and 2 just played; 3 is 5 away (outside the window)
+    last = {1: frozenset({2}), 2: frozenset({1}), 3: frozenset({9})}
+    for seed in range(50):
+        result = pair(bots, now=0.0, rng=random.Random(seed), params=TWO, last_opponents=last)
+        assert groups_of(result) == [(1, 3)]  # nobody else could come: 1 meets 3, not 2 again
+    # While 3 waits with a reason to wait (a bot near it plays), 1 and 2 do not meet again
+    # either: they wait too.
+    playing = [Player(20, 30.5)]
+    result = pair(
+        bots, now=0.0, rng=random.Random(1), params=TWO, playing=playing, last_opponents=last
+    )
+    assert result == []
+    # ... until one has waited max_wait_s: then it meets whoever is there, but not its last
+    # opponent while someone else is.
+    fixed = Params(group_size=2, window=3.0, widen_per_s=0.0, max_wait_s=10.0)
+    result = pair(
+        bots, now=10.0, rng=random.Random(1), params=fixed, playing=playing, last_opponents=last
+    )
+    assert groups_of(result) == [(1, 3)] and result[0].reason == "overdue"
+
+
+def test_a_rematch_counts_both_ways() -> None:
+    # Bot 2's last opponent was 1, but 1 has played someone else since (concurrent matches).
+    bots = waiters(25, 25, 26)
+    last = {2: frozenset({1})}
+    for seed in range(20):
+        result = pair(bots, now=0.0, rng=random.Random(seed), params=TWO, last_opponents=last)
+        assert (1, 2) not in groups_of(result)
+
+
+def test_round_robin_of_three() -> None:
+    # Three bots in a two-player queue: each time, the one that waited meets the one that did
+    # not just play it.
+    bots = waiters(25, 25, 25)
+    last = {1: frozenset({2}), 2: frozenset({1}), 3: frozenset({1})}
+    result = pair(bots, now=0.0, rng=random.Random(1), params=TWO, last_opponents=last)
+    assert groups_of(result) == [(2, 3)]
+
+
+# --- three players --------------------------------------------------------------------------
+
+
+def test_three_players_fill_three_seats_by_rating() -> None:
+    bots = waiters(10, 30, 11, 31, 12, 32)
+    result = pair(bots, now=0.0, rng=random.Random(1), params=THREE)
+    assert sorted(groups_of(result)) == [(1, 3, 5), (2, 4, 6)]
+    assert all(len(g.bot_ids) == 3 and g.reason == "rating" for g in result)
+
+
+def test_three_players_need_three() -> None:
+    assert pair(waiters(25, 25), now=100.0, rng=random.Random(1), params=THREE) == []
+    result = pair(waiters(0, 50, 100), now=0.0, rng=random.Random(1), params=THREE)
+    assert groups_of(result) == [(1, 2, 3)]  # nobody better can come
+
+
+def test_three_players_avoid_the_last_table_while_others_wait() -> None:
+    # 1, 2, 3 just played together; 4 and 5 wait too: 1 meets 4 and 5.
+    bots = waiters(25, 25, 25, 25, 25)
+    table = frozenset({1, 2, 3})
+    last = {b: table - {b} for b in (1, 2, 3)}
+    for seed in range(20):
+        result = pair(bots, now=0.0, rng=random.Random(seed), params=THREE, last_opponents=last)
+        assert groups_of(result) == [(1, 4, 5)]
+    # With only 1, 2, 3 and 4 waiting, one seat must go to a bot of the last table.
+    result = pair(bots[:4], now=0.0, rng=random.Random(1), params=THREE, last_opponents=last)
+    (group,) = result
+    assert 1 in group.bot_ids and 4 in group.bot_ids and group.reason == "rematch"
+
+
+# --- house bots -----------------------------------------------------------------------------
+
+
+def test_a_lone_bot_meets_the_closest_house_bot_with_room_after_house_wait() -> None:
+    params = Params(group_size=2, house_wait_s=2.0)
+    lone = [Waiter(1, 0.0, 28.0)]
+    house = [HouseSeat(100, 10.0, 8), HouseSeat(101, 30.0, 8), HouseSeat(102, 27.0, 0)]
+    assert pair(lone, now=1.9, rng=random.Random(1), params=params, house=house) == []
+    result = pair(lone, now=2.0, rng=random.Random(1), params=params, house=house)
+    assert result == [Group((1, 101), "house")]  # 102 is closer but has no room
+    assert pair(lone, now=9.0, rng=random.Random(1), params=params, house=[]) == []
+
+
+def test_house_bots_fill_the_missing_seats_of_a_three_player_queue() -> None:
+    params = Params(group_size=3, house_wait_s=2.0)
+    house = [HouseSeat(100, 10.0, 1), HouseSeat(101, 30.0, 1), HouseSeat(102, 26.0, 1)]
+    result = pair(waiters(25), now=3.0, rng=random.Random(1), params=params, house=house)
+    assert result == [Group((1, 102, 101), "house")]
+    two = waiters(25, 40, joined=0.0)
+    result = pair(two, now=3.0, rng=random.Random(1), params=params, house=house)
+    assert result == [Group((1, 2, 102), "house")]
+
+
+def test_house_bots_do_not_call_house_bots() -> None:
+    # A house bot waiting in a queue (self-play) is not completed by other house bots.
+    params = Params(group_size=2, house_wait_s=0.0)
+    waiting = [Waiter(100, 0.0, 25.0, house=True)]
+    assert pair(waiting, now=60.0, rng=random.Random(1), params=params,
+                house=[HouseSeat(101, 25.0, 8)]) == []  # fmt: skip
+    # Two waiting house bots (self-play on) meet as any bots do.
+    waiting.append(Waiter(101, 0.1, 25.0, house=True))
+    assert groups_of(pair(waiting, now=0.2, rng=random.Random(1), params=params)) == [(100, 101)]
+
+
+def test_no_house_bot_while_a_group_can_still_form() -> None:
+    # Two bots wait, each for a better opponent playing in the queue: no house bot is called.
+    params = Params(group_size=2, house_wait_s=0.0, max_wait_s=60.0)
+    bots = waiters(10, 40)
+    playing = [Player(10, 11), Player(11, 41)]
+    result = pair(bots, now=5.0, rng=random.Random(1), params=params, playing=playing,
+                  house=[HouseSeat(100, 25.0, 8)])  # fmt: skip
+    assert result == []
+
+
+# --- properties -----------------------------------------------------------------------------
+
+
+def random_lobby(
+    rng: random.Random,
+) -> tuple[list[Waiter], list[Player], dict[int, frozenset[int]], int]:
+    n = rng.randrange(26)
+    bots = [
+        Waiter(
+            i + 1, rng.uniform(0, 20), rng.uniform(0, 50), house=i % 5 == 0 and rng.random() < 0.5
+        )
+        for i in range(n)
+    ]
+    playing = [Player(100 + i, rng.uniform(0, 50)) for i in range(rng.randrange(6))]
+    ids = [b.bot_id for b in bots] + [p.bot_id for p in playing]
+    last = {
+        b: frozenset(rng.sample(ids, min(len(ids), rng.randrange(3)))) - {b}
+        for b in ids
+        if rng.random() < 0.5
+    }
+    return bots, playing, last, rng.choice([2, 3])
+
+
+def test_groups_are_disjoint_and_whole_over_random_lobbies() -> None:
+    house = [HouseSeat(1000, 25.0, 1), HouseSeat(1001, 10.0, 2)]
+    for case in range(300):
+        rng = random.Random(case)
+        bots, playing, last, size = random_lobby(rng)
+        params = Params(group_size=size, house_wait_s=5.0)
+        now = rng.uniform(0, 30)
+
+        def decide(
+            bots: list[Waiter] = bots,
+            now: float = now,
+            case: int = case,
+            params: Params = params,
+            playing: list[Player] = playing,
+            last: dict[int, frozenset[int]] = last,
+        ) -> list[Group]:
+            return pair(
+                bots, now=now, rng=random.Random(case), params=params, playing=playing,
+                last_opponents=last, house=house,
+            )  # fmt: skip
+
+        result = decide()
+        seen = [b for g in result for b in g.bot_ids]
+        assert len(seen) == len(set(seen)), case
+        waiting_ids = {b.bot_id for b in bots}
+        for g in result:
+            assert len(g.bot_ids) == size, case
+            assert all(b in waiting_ids or b in (1000, 1001) for b in g.bot_ids), case
+            if g.reason != "house":
+                assert all(b in waiting_ids for b in g.bot_ids), case
+        house_used = Counter(b for b in seen if b in (1000, 1001))
+        assert house_used[1000] <= 1 and house_used[1001] <= 2, case
+        # Once every bot has waited max_wait_s, fewer than a group stay unpaired.
+        if all(now - b.joined_at >= params.max_wait_s for b in bots):
+            assert len(waiting_ids - set(seen)) < size, case
+        assert decide() == result, case  # same inputs, same rng: same answer
+
+
+def test_first_come_pairs_in_arrival_order() -> None:
+    bots = [Waiter(3, 0.2, 1), Waiter(1, 0.0, 2), Waiter(2, 0.1, 3), Waiter(4, 0.3, 4)]
+    assert groups_of(first_come(bots, 2)) == [(1, 2), (3, 4)]
+    assert groups_of(first_come(bots, 3)) == [(1, 2, 3)]
