@@ -1,7 +1,7 @@
 """Ratings at scale: the cost of rating a result, a rebuild, and the leaderboard under load.
 
-    python -m bench.ladder ratings                         # the figures of docs/benchmarks.md
-    python -m bench.ladder ratings --matches 20000 --runs 1   # quicker
+    python -m bench.ladder ratings                    # the figures of docs/benchmarks.md
+    python -m bench.ladder ratings --rated-matches 20000 --rebuilds 1   # quicker
 
 Three measurements, each against a peer measured in the same run:
 
@@ -9,8 +9,8 @@ Three measurements, each against a peer measured in the same run:
    time as the referee does when a match ends: rated (``store_result`` on a rated match: result,
    ratings, history and rating order in one transaction) against the same write on unrated
    matches (the result alone). The difference per match is what rating adds to the recorder.
-2. **Rebuild.** ``--matches`` rated results between ``--bots`` bots in one game, written straight
-   into a fresh SQLite file, then ``server.ratings.rebuild.rebuild`` (what ``arena ratings
+2. **Rebuild.** ``--rated-matches`` rated results between ``--bots`` bots in one game, written
+   straight into a fresh SQLite file, then ``server.ratings.rebuild.rebuild`` (what ``arena ratings
    rebuild`` runs), against reading the same rated results (its database part alone).
 3. **Leaderboard.** A real server (uvicorn, as ``arena serve``) on that database answers
    ``GET /api/leaderboard/tic_tac_toe`` 500 times at various pages; p50 and p99, against
@@ -29,6 +29,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 from sqlalchemy import insert
@@ -220,48 +221,47 @@ def p(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
 
 
-async def run(args: argparse.Namespace) -> None:
+async def measure(args: argparse.Namespace) -> list[str]:
+    lines = []
     with tempfile.TemporaryDirectory(prefix="bench-ladder-ratings-") as tmp:
         workdir = Path(tmp)
         rated_ms, unrated_ms = await rating_write(workdir)
-        print(
+        lines.append(
             f"rating write: {rated_ms:.3f} ms per rated result vs {unrated_ms:.3f} ms unrated "
             f"(awaited one at a time): rating adds {rated_ms - unrated_ms:.3f} ms per match "
             f"(x{rated_ms / unrated_ms:.2f})"
         )
+        matches = args.rated_matches
         db_path = workdir / "ladder.db"
         database = Database(f"sqlite+aiosqlite:///{db_path}")
         await database.migrate()
-        began = time.perf_counter()
-        await fill(database, args.bots, args.matches)
-        print(f"filled {args.matches:,} rated matches between {args.bots:,} bots "
-              f"in {time.perf_counter() - began:.1f} s")  # fmt: skip
-        full, reads = await rebuild_times(database, args.runs)
-        print(
-            f"rebuild of {args.matches:,} matches: median {statistics.median(full):.2f} s "
-            f"(runs: {', '.join(f'{t:.2f}' for t in full)}); reading them alone "
-            f"{statistics.median(reads):.2f} s "
+        await fill(database, args.bots, matches)
+        full, reads = await rebuild_times(database, args.rebuilds)
+        lines.append(
+            f"rebuild of {matches:,} rated matches between {args.bots:,} bots: median "
+            f"{statistics.median(full):.2f} s (runs: {', '.join(f'{t:.2f}' for t in full)}); "
+            f"reading them alone {statistics.median(reads):.2f} s "
             f"(x{statistics.median(full) / statistics.median(reads):.1f})"
         )
         await database.dispose()
         times = leaderboard_latency(db_path)
         board, health = times["leaderboard"], times["health"]
-        print(
-            f"GET /api/leaderboard/{GAME} ({args.bots:,} bots, {args.matches:,} matches): "
-            f"p50 {statistics.median(board):.2f} ms, p99 {p(board, 99):.2f} ms; "
-            f"GET /api/health p50 {statistics.median(health):.2f} ms, p99 {p(health, 99):.2f} ms "
-            f"(p99 x{p(board, 99) / p(health, 99):.1f})"
+        lines.append(
+            f"GET /api/leaderboard/{GAME} ({args.bots:,} bots, {matches:,} matches, "
+            f"{len(board)} requests): p50 {statistics.median(board):.2f} ms, "
+            f"p99 {p(board, 99):.2f} ms; GET /api/health p50 {statistics.median(health):.2f} ms, "
+            f"p99 {p(health, 99):.2f} ms (p99 x{p(board, 99) / p(health, 99):.1f})"
         )
+    return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.ladder ratings", description=__doc__)
-    parser.add_argument("--matches", type=int, default=100_000)
-    parser.add_argument("--bots", type=int, default=1000)
-    parser.add_argument("--runs", type=int, default=3, help="rebuilds to take the median of")
-    asyncio.run(run(parser.parse_args(argv)))
-    return 0
+def add_arguments(group: Any) -> None:
+    group.add_argument(
+        "--rated-matches", type=int, default=100_000, help="stored rated matches (ratings)"
+    )
+    group.add_argument("--rebuilds", type=int, default=3, help="rebuilds timed (ratings)")
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def run(args: argparse.Namespace) -> str:
+    """The section's report (``python -m bench.ladder ratings``); uses ``--bots`` too."""
+    return "ratings\n" + "\n".join("  " + line for line in asyncio.run(measure(args)))

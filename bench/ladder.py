@@ -12,6 +12,9 @@ Sections:
 
 - ``pairing``: one lobby decision (server/referee/pairing.py) with 1,000 registered bots and
   200 waiting, against the former first-come-first-served pairing in the same run.
+- ``ratings``: the cost a rating adds to storing a result (against storing it unrated), a rebuild
+  of 100,000 rated matches (against reading them), and ``GET /api/leaderboard/{game}`` with
+  1,000 bots and 100,000 matches (against ``GET /api/health``), on a real server.
 
 (The house bots' latency is measured with the server's throughput: ``python -m bench.server
 --house``.)
@@ -27,6 +30,7 @@ from pathlib import Path
 #: section name -> module (``add_arguments(parser)``, ``run(args) -> str``).
 SECTIONS: dict[str, str] = {
     "pairing": "bench._ladder_pairing",
+    "ratings": "bench._ladder_ratings",
 }
 
 

@@ -87,12 +87,14 @@ class Settings:
     # --- house bots (server/house) -----------------------------------------------------------
     #: Reference agents the server runs as ladder members, per game: ``GAME=AGENT@SECONDS,...``
     #: separated by ``;`` (``@SECONDS``: thinking time per move; agent options as in
-    #: ``arena play``, e.g. ``alphabeta:depth=4``). Empty: no house bots. "default": a random
-    #: bot and two searching bots of different strength in every game.
+    #: ``arena play``, e.g. ``alphabeta:depth=4``). "default": a random
+    #: bot and two searching bots of different strength in every game; "none": no house bots
+    #: (an empty ARENA_HOUSE_BOTS means the default, as every empty ARENA_* variable does).
     house_bots: str = "default"
     #: A bot alone in a lobby queue this long is paired with a house bot.
     house_wait_s: float = 2.0
-    #: Processes that run the house bots' searches (0: one per core).
+    #: Processes that run the house bots' searches (0: one per core but one, which the event
+    #: loop keeps for the matches; at least one).
     house_workers: int = 0
     #: Matches one house bot plays at once.
     house_max_matches: int = 8

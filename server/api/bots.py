@@ -55,6 +55,8 @@ async def rotate_token(request: Request) -> JSONResponse:
             token = await bots.rotate_token(session, name)
         except bots.UnknownBotError as exc:
             raise ApiError(404, ErrorCode.not_found, str(exc)) from exc
+        except bots.HouseBotError as exc:
+            raise ApiError(400, ErrorCode.bad_request, str(exc)) from exc
     # Committed: the old token must stop working for a connection already logged in with it.
     _revoke(request, name, ErrorCode.bad_token)
     return JSONResponse({"name": name, "token": token})

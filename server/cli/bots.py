@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
         url = database_url(db)
         try:
             token = run_in_session(url, lambda s: bots.rotate_token(s, name))
-        except bots.UnknownBotError as exc:
+        except (bots.UnknownBotError, bots.HouseBotError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from exc
         typer.echo(f"New token for {name!r} (shown once):")

@@ -25,6 +25,10 @@ def register(app: typer.Typer) -> None:
         from server.settings import Settings
 
         settings = Settings.from_env(host=host, port=port, db_url=db)
-        app_ = create_app(settings)
+        try:
+            app_ = create_app(settings)
+        except ValueError as exc:  # a setting refused, e.g. ARENA_HOUSE_BOTS: said in one line
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
         typer.echo(f"Ply Arena on http://{settings.host}:{settings.port}  (db: {settings.db_url})")
         make_server(app_, settings, log_level="info").run()

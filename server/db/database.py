@@ -8,7 +8,7 @@ which commits them in short batches (server/db/recorder.py).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,14 @@ def _upgrade(connection: Connection, revision: str) -> None:
     command.upgrade(cfg, revision)
 
 
+AFTER_COMMIT = "ply_arena.after_commit"
+
+
+def after_commit(session: AsyncSession, callback: Callable[[], None]) -> None:
+    """Run ``callback()`` once the session's transaction has committed (Database.session)."""
+    session.info.setdefault(AFTER_COMMIT, []).append(callback)
+
+
 class Database:
     """One engine plus a session factory. ``session()`` is the unit of work."""
 
@@ -84,7 +92,13 @@ class Database:
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
-        """A session that commits when the block ends normally and rolls back on error."""
+        """A session that commits when the block ends normally and rolls back on error.
+
+        Work done in it may ask to hear of the commit: ``after_commit(session, callback)``; the
+        callbacks run right after a successful commit (and never after a rollback), before the
+        block's caller goes on: an in-memory copy of stored data can follow exactly what is
+        stored.
+        """
         async with self._sessions() as session:
             try:
                 yield session
@@ -92,6 +106,8 @@ class Database:
             except BaseException:
                 await session.rollback()
                 raise
+            for callback in session.info.pop(AFTER_COMMIT, ()):
+                callback()
 
     async def dispose(self) -> None:
         """Commit the recorder's queued writes, then close every connection."""

@@ -14,6 +14,7 @@ import contextlib
 import math
 import os
 import signal
+import threading
 import time
 from typing import Any
 
@@ -28,9 +29,21 @@ MIN_LIMIT_S = 0.005
 _agents: dict[tuple[str, str], Agent] = {}
 
 
-def init() -> None:
-    """Run once in every worker process: lowest CPU priority, Ctrl+C ignored."""
+#: How often a worker looks whether the server that started it is still there.
+PARENT_CHECK_S = 0.5
+
+
+def init(server_pid: int | None = None) -> None:
+    """Run once in every worker process: lowest CPU priority, Ctrl+C ignored, and gone when the
+    server is (``server_pid``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if server_pid is not None:
+        # A worker forked by the fork server is not the server's child, and a server killed
+        # outright (kill -9, out of memory) shuts nothing down: without this, its workers, and
+        # the fork server they keep alive, would wait for work for ever.
+        threading.Thread(
+            target=_exit_with, args=(server_pid,), name="server-watch", daemon=True
+        ).start()
     # SCHED_IDLE (Linux): the worker runs only when nothing at normal priority wants the CPU,
     # so a search never delays the event loop, or the bots on the same machine. Elsewhere (or
     # if refused), a plain nice.
@@ -39,6 +52,17 @@ def init() -> None:
     except (AttributeError, OSError):
         with contextlib.suppress(OSError):
             os.nice(NICENESS)
+
+
+def _exit_with(server_pid: int) -> None:
+    while True:
+        time.sleep(PARENT_CHECK_S)
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:  # another user's process has that pid now: the server is gone
+            os._exit(0)
 
 
 def warm(specs: list[tuple[str, str, dict[str, Any]]]) -> int:

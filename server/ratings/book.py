@@ -1,18 +1,24 @@
-"""The ratings the referee pairs by, kept in memory.
+"""Every bot's rating and record per game, in memory, exactly as stored.
 
-Loaded from the ``ratings`` table when the referee starts and updated whenever a rated result
-is stored (by :mod:`server.ratings.service`, in the recorder's write). The database stays the
-truth: the book only has to be close enough to pair bots of similar strength.
+Loaded from the ``ratings`` table when the referee starts; then every rated result updates it
+right after its transaction commits (``server.ratings.service``, through the database's
+after-commit callbacks), so it never holds what the database does not. The lobby pairs by it,
+and the rating service starts from it instead of reading each seat's rating again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
+
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.db.models import Rating, Result
+from server.db.models import Result
+from server.ratings.ledger import RatingState
 from server.ratings.model import Rating as MuSigma
 from server.ratings.model import RatingModel
+from server.repositories import ratings as rating_repo
 
 
 async def last_rated_seq(session: AsyncSession) -> int:
@@ -22,23 +28,41 @@ async def last_rated_seq(session: AsyncSession) -> int:
 class RatingBook:
     def __init__(self, model: RatingModel) -> None:
         self.model = model
-        self._ratings: dict[tuple[int, str], MuSigma] = {}
+        self._states: dict[tuple[int, str], RatingState] = {}
+        #: Whether the book holds every stored rating (after ``load``): a bot missing from it
+        #: then has none stored either.
+        self.complete = False
         self._last_seq: int | None = None
 
     async def load(self, session: AsyncSession) -> None:
         """Every stored rating (replacing what the book held)."""
-        rows = await session.execute(select(Rating.bot_id, Rating.game, Rating.mu, Rating.sigma))
-        self._ratings = {(bot_id, game): (mu, sigma) for bot_id, game, mu, sigma in rows}
+        states = await rating_repo.all_states(session)
+        self._states = {(s.bot_id, s.game): s for s in states}
+        self._last_seq = await last_rated_seq(session)
+        self.complete = True
 
     def get(self, bot_id: int, game: str) -> MuSigma:
         """The bot's (mu, sigma) in ``game``; a new bot's when it has no rated match there."""
-        return self._ratings.get((bot_id, game), self.model.initial())
+        state = self._states.get((bot_id, game))
+        return self.model.initial() if state is None else (state.mu, state.sigma)
 
     def mu(self, bot_id: int, game: str) -> float:
         return self.get(bot_id, game)[0]
 
     def set(self, bot_id: int, game: str, rating: MuSigma) -> None:
-        self._ratings[(bot_id, game)] = rating
+        """Set a bot's rating by hand (tests of the pairing, benchmarks)."""
+        state = self._states.get((bot_id, game)) or RatingState(bot_id, game, *rating)
+        state.mu, state.sigma = rating
+        self._states[(bot_id, game)] = state
+
+    def states(self, keys: Iterable[tuple[int, str]]) -> dict[tuple[int, str], RatingState]:
+        """Copies of the stored states of these keys that the book holds."""
+        return {key: replace(self._states[key]) for key in keys if key in self._states}
+
+    def confirm(self, states: Iterable[RatingState]) -> None:
+        """These states are now stored (called once their transaction has committed)."""
+        for state in states:
+            self._states[(state.bot_id, state.game)] = replace(state)
 
     async def next_rated_seq(self, session: AsyncSession) -> int:
         """The place of the next rated result in the order of rating (``results.rated_seq``).
@@ -53,4 +77,4 @@ class RatingBook:
         return self._last_seq
 
     def __len__(self) -> int:
-        return len(self._ratings)
+        return len(self._states)

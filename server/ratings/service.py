@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.db.database import after_commit
 from server.db.models import utcnow
 from server.db.recorder import register_bulk
 from server.ratings.book import RatingBook
@@ -65,20 +66,20 @@ async def store_results(session: AsyncSession, rows: Sequence[Mapping[str, Any]]
 async def rate(session: AsyncSession, results: Sequence[RatedResult], book: RatingBook) -> None:
     """Apply rated ``results`` (stored in this transaction, with their order) in this order."""
     keys = {(bot_id, r.game) for r in results for bot_id in r.bot_ids}
-    stored = await rating_repo.load_states(session, keys)
-    ledger = Ledger(book.model, stored)
+    # Start from the book (exactly what is stored); what it lacks is new, unless the book was
+    # never loaded from the database (tests, tools): then read it.
+    known = book.states(keys)
+    if not book.complete and len(known) < len(keys):
+        missing = keys - set(known)
+        loaded = await rating_repo.load_states(session, missing)
+        known.update({(s.bot_id, s.game): s for s in loaded})
+    stored = set(known)
+    ledger = Ledger(book.model, list(known.values()))
     changes = [change for result in results for change in ledger.record(result)]
-    await rating_repo.save(
-        session,
-        [ledger.states[key] for key in keys],
-        {(s.bot_id, s.game) for s in stored},
-        changes,
-    )
-    # The book follows (the pairing needs it only roughly: if this transaction failed, the
-    # recorder retries it and the book is set again from what is then computed).
-    for bot_id, game in keys:
-        state = ledger.states[(bot_id, game)]
-        book.set(bot_id, game, (state.mu, state.sigma))
+    states = [ledger.states[key] for key in keys]
+    await rating_repo.save(session, states, stored, changes)
+    # Once committed (and only then), the book holds these too.
+    after_commit(session, lambda: book.confirm(states))
 
 
 register_bulk(store_result, store_results, phase=2)

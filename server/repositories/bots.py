@@ -32,6 +32,10 @@ class BotExistsError(ValueError):
     """A bot with that name already exists."""
 
 
+class HouseBotError(ValueError):
+    """House bots are run by the server itself: they have no token to give out."""
+
+
 class UnknownBotError(LookupError):
     """No bot has that name."""
 
@@ -117,8 +121,11 @@ async def list_bots(session: AsyncSession) -> Sequence[Bot]:
 
 
 async def rotate_token(session: AsyncSession, name: str) -> str:
-    """A fresh token for ``name``; the old one stops working at once."""
+    """A fresh token for ``name``; the old one stops working at once. HouseBotError for a
+    house bot: a token would let anyone log in as the server's own agent."""
     bot = await _require(session, name)
+    if bot.house:
+        raise HouseBotError(f"{name!r} is a house bot, run by the server itself: it has no token")
     token = new_token()
     bot.token_hash = hash_token(token)
     await session.flush()

@@ -82,6 +82,15 @@ async def load_states(
     ]
 
 
+async def all_states(session: AsyncSession) -> list[RatingState]:
+    """Every stored rating state."""
+    rows = await session.execute(select(_RATINGS))
+    return [
+        RatingState(row.bot_id, row.game, **{name: getattr(row, name) for name in _STATE_FIELDS})
+        for row in rows
+    ]
+
+
 async def save(
     session: AsyncSession,
     states: Sequence[RatingState],

@@ -6,6 +6,7 @@ what the server process holds (RSS) or prints (tracebacks) need a process of its
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -71,11 +72,26 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
+        # Whatever the server started and left behind (its session's processes) goes too: a
+        # leftover holding the log pipe would keep the log reader (and this test) waiting.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
         if self.pump is not None:
             self.pump.join(timeout=10)  # the whole log is read
-        if self.proc.stdout is not None:
+        if self.proc.stdout is not None and (self.pump is None or not self.pump.is_alive()):
             self.proc.stdout.close()
         return int(self.proc.returncode)
+
+    def leftovers(self) -> list[int]:
+        """Processes of the server's session still alive (after it exited)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError):
+                if os.getsid(int(entry.name)) == self.proc.pid:
+                    found.append(int(entry.name))
+        return found
 
 
 def start_server_process(db: Path, **settings: str) -> ServerProcess:
@@ -94,6 +110,7 @@ def start_server_process(db: Path, **settings: str) -> ServerProcess:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=True,  # its own process group: stop() can clean up after it
     )
     server = ServerProcess(proc, port)
     assert proc.stdout is not None

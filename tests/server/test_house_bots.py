@@ -123,8 +123,9 @@ def test_arena_serve_stops_at_once_on_a_bad_house_spec(tmp_path: Path) -> None:
         [sys.executable, "-c", "from server.cli import main; main()", "serve", "--port", "0"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert done.returncode != 0
-    # Whatever the terminal's width did to the lines (arena serve shows a traceback for now).
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and done.stderr.startswith("error: ")
+    # Whatever the terminal's width did to the lines.
     output = "".join((done.stdout + done.stderr).split())
     assert "ARENA_HOUSE_BOTSentry'connect_four=mcts@0.5,alphabeta:depht=4@1'" in output
     assert "didyoumeandepth?" in output
@@ -237,10 +238,15 @@ async def test_house_bots_are_bots_that_keep_their_ids_across_a_restart(
     # The name is theirs: nobody may create a bot called house-...
     refused = srv.api("POST", "/api/bots", admin=True, json={"name": "House-Alice"})
     assert refused.status_code == 400 and "house bots" in refused.json()["error"]["message"]
-    # No token logs them in (their stored hash is no sha256 hex of anything).
+    # No token logs them in (their stored hash is no sha256 hex of anything), and none is given
+    # out: a rotated token would let anyone play as the server's own agent.
     bot = await WsBot.connect(srv.ws_url)
     await bot.send({"type": "hello", "protocol": 1, "token": rows["house-random"].token_hash})
     await bot.expect_error("bad_token")
+    rotated = srv.api("POST", "/api/bots/house-random/rotate", admin=True)
+    assert rotated.status_code == 400 and "house bot" in rotated.json()["error"]["message"]
+    listed = {b["name"]: b for b in srv.api("GET", "/api/bots").json()["bots"]}
+    assert listed["house-random"]["house"] is True
     srv.stop()
     again = start_server(house_bots=spec, house_workers=1)
     after = {b.name: b.id for b in await house_rows(again.db_url)}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -275,11 +276,18 @@ async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
         while await rated_so_far() < 40:
             await asyncio.sleep(0.05)
     srv.proc.send_signal(signal.SIGKILL)  # in the middle of play: no shutdown at all
-    srv.proc.wait(timeout=10)
-    for task in playing:
-        task.cancel()
-    await asyncio.gather(*playing, return_exceptions=True)
-    srv.stop()
+    try:
+        srv.proc.wait(timeout=10)
+        # The house bots' search processes go by themselves when the server is gone.
+        deadline = time.monotonic() + 10
+        while srv.leftovers() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert srv.leftovers() == []
+    finally:
+        for task in playing:
+            task.cancel()
+        await asyncio.gather(*playing, return_exceptions=True)
+        srv.stop()
 
     with sqlite3.connect(db) as raw:
         rated = set(raw.execute("SELECT match_id FROM results WHERE rated_seq IS NOT NULL"))
