@@ -106,12 +106,18 @@ async def fill(database: Database, bots: int, matches: int, seed: int = 1) -> No
 # --- 1. the rating write ---------------------------------------------------------------------
 
 
-async def rating_write(workdir: Path, results: int = 2000) -> tuple[float, float]:
-    """Milliseconds per awaited result write: (rated, unrated)."""
-    database = Database(f"sqlite+aiosqlite:///{workdir / 'write.db'}")
+async def rating_write(
+    workdir: Path, results: int = 2000, *, batched: bool = False
+) -> tuple[float, float]:
+    """Milliseconds per result write: (rated, unrated); awaited one at a time, or (``batched``)
+    all submitted at once, as many matches ending together are (the recorder then commits
+    them in batches)."""
+    database = Database(f"sqlite+aiosqlite:///{workdir / f'write{int(batched)}.db'}")
     await database.migrate()
     await fill(database, bots=200, matches=0)
     book = RatingBook(RatingModel())
+    async with database.session() as session:
+        await book.load(session)  # as the referee does when the server starts
     rng = random.Random(2)
     timings = {}
     try:
@@ -132,8 +138,9 @@ async def rating_write(workdir: Path, results: int = 2000) -> tuple[float, float
                 )
                 ids.append((match_id, bot_ids))
             began = time.perf_counter()
+            pending = []
             for match_id, bot_ids in ids:
-                await database.recorder.submit(
+                write = database.recorder.submit(
                     store_result,
                     match_id=match_id,
                     payoffs=[1.0, -1.0] if rng.random() < 0.5 else [-1.0, 1.0],
@@ -145,6 +152,11 @@ async def rating_write(workdir: Path, results: int = 2000) -> tuple[float, float
                     rated=rated,
                     book=book,
                 )
+                if batched:
+                    pending.append(write)
+                else:
+                    await write
+            await asyncio.gather(*pending)
             timings.setdefault(rated, []).append((time.perf_counter() - began) / results * 1000)
     finally:
         await database.dispose()
@@ -225,12 +237,14 @@ async def measure(args: argparse.Namespace) -> list[str]:
     lines = []
     with tempfile.TemporaryDirectory(prefix="bench-ladder-ratings-") as tmp:
         workdir = Path(tmp)
-        rated_ms, unrated_ms = await rating_write(workdir)
-        lines.append(
-            f"rating write: {rated_ms:.3f} ms per rated result vs {unrated_ms:.3f} ms unrated "
-            f"(awaited one at a time): rating adds {rated_ms - unrated_ms:.3f} ms per match "
-            f"(x{rated_ms / unrated_ms:.2f})"
-        )
+        for batched in (False, True):
+            rated_ms, unrated_ms = await rating_write(workdir, batched=batched)
+            how = "all submitted at once" if batched else "awaited one at a time"
+            lines.append(
+                f"rating write ({how}): {rated_ms:.3f} ms per rated result vs "
+                f"{unrated_ms:.3f} ms unrated: rating adds {rated_ms - unrated_ms:.3f} ms per "
+                f"match (x{rated_ms / unrated_ms:.2f})"
+            )
         matches = args.rated_matches
         db_path = workdir / "ladder.db"
         database = Database(f"sqlite+aiosqlite:///{db_path}")

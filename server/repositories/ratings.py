@@ -4,7 +4,7 @@ leaderboard and bot pages show."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
+from dataclasses import fields
 from typing import Any
 
 from sqlalchemy import bindparam, case, delete, func, insert, select, tuple_, update
@@ -29,6 +29,7 @@ _STATE_FIELDS = (
     "disconnects",
     "last_played_at",
 )
+_CHANGE_FIELDS = tuple(f.name for f in fields(Change))
 _UPDATE_STATE = (
     update(_RATINGS)
     .where(_RATINGS.c.bot_id == bindparam("b_bot_id"), _RATINGS.c.game == bindparam("b_game"))
@@ -106,7 +107,12 @@ async def save(
     if inserts:
         await session.execute(insert(_RATINGS), inserts)
     if changes:
-        await session.execute(insert(_HISTORY), [asdict(c) for c in changes])
+        await session.execute(insert(_HISTORY), [_change_row(c) for c in changes])
+
+
+def _change_row(change: Change) -> dict[str, Any]:
+    # (dataclasses.asdict deep-copies field by field: several times slower on this hot path)
+    return {name: getattr(change, name) for name in _CHANGE_FIELDS}
 
 
 def _state_row(state: RatingState, prefix: str = "") -> dict[str, Any]:
@@ -142,7 +148,8 @@ async def clear(session: AsyncSession) -> None:
 
 async def write_history(session: AsyncSession, changes: Sequence[Change]) -> None:
     for start in range(0, len(changes), 5_000):
-        await session.execute(insert(_HISTORY), [asdict(c) for c in changes[start : start + 5_000]])
+        chunk = changes[start : start + 5_000]
+        await session.execute(insert(_HISTORY), [_change_row(c) for c in chunk])
 
 
 async def counts(session: AsyncSession) -> tuple[int, int]:
