@@ -1133,7 +1133,8 @@ class BotClient:
         except ChooseError:
             _check_info_pair(game, state, result, turn, self._who())
             raise
-        if str(move) in turn.legal_moves:
+        if view.agent is None and str(move) in turn.legal_moves:
+            # (A student's slip; a reference agent returns move objects on purpose.)
             self._warn_once(view, "int", _int_warning(game, move, text, self._who()))
         move_info, problems = _to_move_info(info, game, state)
         for key, problem in problems:

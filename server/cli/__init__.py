@@ -52,6 +52,7 @@ from server.cli import (  # noqa: E402
     analyze,
     bots,
     check_bot,
+    demo,
     games_cmd,
     play,
     ratings,
@@ -59,7 +60,18 @@ from server.cli import (  # noqa: E402
     serve,
 )
 
-for _module in (games_cmd, agent, check_bot, serve, bots, ratings, replay, analyze, play):
+for _module in (
+    games_cmd,
+    serve,
+    demo,
+    bots,
+    agent,
+    check_bot,
+    ratings,
+    replay,
+    analyze,
+    play,
+):
     _module.register(app)
 
 

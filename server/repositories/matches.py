@@ -448,6 +448,8 @@ def _summary(match: Match, result: Result | None, *, plies: int) -> dict[str, An
         "finished_at": iso(result.finished_at) if result is not None else None,
         "time_control": {"move_ms": match.move_ms, "bank_ms": match.bank_ms},
         "policy": match.policy,
+        "origin": match.origin,
+        "rated": match.rated,
         "seats": [{"seat": s.seat, "bot": s.bot.name, "payoff": s.payoff} for s in match.seats],
         "termination": result.termination if result is not None else None,
         "at_fault": result.at_fault if result is not None else None,
