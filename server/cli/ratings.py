@@ -99,10 +99,10 @@ def print_leaderboard(data: dict[str, Any]) -> None:
         "#", "bot", "rating", "mu", "sigma", "W", "D", "L", "matches", "faults", "last (UTC)",
         title=f"{data['game']}: {data['total']} rated bot(s), ranked by mu - 3 sigma",
         caption=f"? provisional: fewer than {data['provisional_below']} rated matches; "
-        "(house): a reference agent run by the server; faults: timeouts / illegal / disconnects",
+        "*: a house bot (a reference agent run by the server); faults: timeouts / illegal / disconnects",
     )  # fmt: skip
     for row in data["ranking"]:
-        name = row["bot"] + (" (house)" if row["house"] else "")
+        name = row["bot"] + (" *" if row["house"] else "")
         rating = f"{row['conservative']:.1f}" + ("?" if row["provisional"] else "")
         faults = f"{row['timeouts']}/{row['illegal_moves']}/{row['disconnects']}"
         last = (row["last_played"] or "")[5:16].replace("T", " ")  # MM-DD HH:MM, UTC
