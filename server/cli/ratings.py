@@ -99,7 +99,8 @@ def print_leaderboard(data: dict[str, Any]) -> None:
         "#", "bot", "rating", "mu", "sigma", "W", "D", "L", "matches", "faults", "last (UTC)",
         title=f"{data['game']}: {data['total']} rated bot(s), ranked by mu - 3 sigma",
         caption=f"? provisional: fewer than {data['provisional_below']} rated matches; "
-        "*: a house bot (a reference agent run by the server); faults: timeouts / illegal / disconnects",
+        "*: a house bot (a reference agent run by the server); "
+        "faults: timeouts / illegal / disconnects",
     )  # fmt: skip
     for row in data["ranking"]:
         name = row["bot"] + (" *" if row["house"] else "")

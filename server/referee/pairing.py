@@ -21,9 +21,10 @@ The rules, for each waiting bot in order of arrival (the longest waiting first),
    ratings.
 3. **Max wait.** A bot that has waited ``max_wait_s`` meets whoever is there (the closest).
 4. **No immediate rematch.** Two bots do not meet again right after their latest match in that
-   game (either one's latest) while another waiting bot could take the seat of either; they
-   meet again only when neither has anyone else to meet (and, as any pairing outside the
-   window, when neither has a reason to wait, or one has waited ``max_wait_s``).
+   game (either one's latest) while another waiting bot could take the seat of either, or
+   another bot is coming back to the queue (whatever its rating); they meet again only when
+   neither has anyone else to meet, now or soon (and, as any pairing outside the window, when
+   neither has a reason to wait, or one has waited ``max_wait_s``).
 5. **House bots.** When fewer bots wait than a match needs, the longest waiting one (not a house
    bot) has waited ``house_wait_s`` and house bots have room, the missing seats go to the house
    bots closest in rating with room for another match (``house``).
@@ -240,13 +241,20 @@ class _Pairing:
         partners = good + fallback[: need - len(good)]
         reason: Reason = "overdue" if self._any_overdue(a, partners) else "no_better"
         if len(partners) < need and rematch_allowed:
-            # ... and only a latest opponent that has nobody else to meet either.
+            # ... and only a latest opponent that has nobody else to meet either, now or soon:
+            # a bot coming back to the queue, whatever its rating, is worth waiting for rather
+            # than playing the same bot again (until one of them is overdue).
             again = sorted(
                 (
                     j
                     for j in rematches
                     if self._mutual(a, j, a_flexible)
                     and self.left - 1 - len(self._rematches(j)) < need
+                    and (
+                        self.overdue[a]
+                        or self.overdue[j]
+                        or not (self._coming(a) or self._coming(j))
+                    )
                 ),
                 key=lambda j: (abs(bots[j].mu - bots[a].mu), bots[j].bot_id),
             )
@@ -315,6 +323,16 @@ class _Pairing:
                 break
         self._hope[i] = hope
         return hope
+
+    def _coming(self, i: int) -> bool:
+        """Whether a bot other than i's latest opponents (and not one that just played i) is
+        coming back to this queue, whatever its rating."""
+        bot = self.bots[i]
+        mine = self.last.get(bot.bot_id, _NOBODY)
+        return any(
+            other not in mine and bot.bot_id not in self.last.get(other, _NOBODY)
+            for other in self.player_id
+        )
 
     def _rematches(self, a: int) -> set[int]:
         """The untaken waiting bots that are a's latest opponents or name a as theirs."""

@@ -324,3 +324,22 @@ def test_first_come_pairs_in_arrival_order() -> None:
     bots = [Waiter(3, 0.2, 1), Waiter(1, 0.0, 2), Waiter(2, 0.1, 3), Waiter(4, 0.3, 4)]
     assert groups_of(first_come(bots, 2)) == [(1, 2), (3, 4)]
     assert groups_of(first_come(bots, 3)) == [(1, 2, 3)]
+
+
+def test_no_rematch_while_another_bot_is_coming_back_whatever_its_rating() -> None:
+    """Three bots taking turns: the one that waited alone while the other two played meets the
+    first to come back; if that is its latest opponent, it waits for the other one, still
+    playing, however far in rating, rather than meet the same bot again (until max wait)."""
+    last = {1: frozenset({2}), 2: frozenset({1, 3}), 3: frozenset({2})}
+    waiting = [Waiter(1, 0.0, 25.0), Waiter(2, 0.5, 26.0)]
+    coming = [Player(3, 40.0)]
+    params = Params()
+    assert pair(waiting, now=0.6, rng=random.Random(1), params=params,
+                playing=coming, last_opponents=last) == []  # fmt: skip
+    # Nobody coming back: the rematch is allowed (nobody else to meet).
+    again = pair(waiting, now=0.6, rng=random.Random(1), params=params, last_opponents=last)
+    assert [g.reason for g in again] == ["rematch"]
+    # Overdue: no more waiting for anyone.
+    late = pair(waiting, now=params.max_wait_s + 0.1, rng=random.Random(1), params=params,
+                playing=coming, last_opponents=last)  # fmt: skip
+    assert [g.reason for g in late] == ["rematch"]
