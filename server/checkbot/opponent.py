@@ -39,6 +39,7 @@ from protocol.messages import (
     Welcome,
     server_message_adapter,
 )
+from server.checkbot._changes import Changes
 
 
 class CheckerError(RuntimeError):
@@ -102,7 +103,7 @@ class CheckerBot:
         self._reader: asyncio.Task[None] | None = None
         self._pending: list[asyncio.Future[str]] = []  # challenges awaiting challenge_sent
         self._rules: list[Callable[[CheckerMatch], bool]] = []
-        self._changed = asyncio.Event()
+        self._changes = Changes()
 
     async def connect(self) -> str:
         """Log in; the checker's bot name. CheckerError when the arena refuses it."""
@@ -162,18 +163,11 @@ class CheckerBot:
 
     async def wait_until(self, ready: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``ready()`` (looked at after every message); False on timeout."""
-        deadline = time.monotonic() + timeout
-        while True:
-            changed = self._changed
-            if self.failure is not None:
-                raise self.failure
-            if ready():
-                return True
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), left)
+        return await self._changes.wait_until(ready, timeout, before=self._raise_failure)
+
+    def _raise_failure(self) -> None:
+        if self.failure is not None:
+            raise self.failure
 
     async def resign(self, match: CheckerMatch) -> None:
         if not match.ended.done() and not match.resigned:
@@ -264,5 +258,4 @@ class CheckerBot:
             await self._ws.send(message.model_dump_json(exclude_none=True))
 
     def _touch(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+        self._changes.touch()

@@ -35,6 +35,8 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.http11 import Request, Response
 
+from server.checkbot._changes import Changes
+
 #: Ids of the pings the relay sends the bot itself: far above the arena's (1, 2, 3, ...).
 INJECTED_PING_BASE = 2**50
 #: The path bots connect to, as on the arena.
@@ -126,7 +128,7 @@ class Relay:
         self._together = 0
         self._held: list[tuple[Link, Any]] = []
         self._server: Server | None = None
-        self._changed = asyncio.Event()
+        self._changes = Changes()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # --- running -----------------------------------------------------------------------------
@@ -176,16 +178,7 @@ class Relay:
     async def wait_for(self, ready: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``ready()`` (looked at after every frame and every change of a link);
         False when ``timeout`` seconds passed first."""
-        deadline = time.monotonic() + timeout
-        while True:
-            changed = self._changed
-            if ready():
-                return True
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), left)
+        return await self._changes.wait_until(ready, timeout)
 
     async def ping(self, bot: str) -> int | None:
         """Send the bot a ``ping`` of the relay's own; its id (None: the bot is not connected)."""
@@ -390,8 +383,7 @@ class Relay:
         self._touch()
 
     def _touch(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+        self._changes.touch()
 
 
 def _parse(data: str | bytes) -> dict[str, Any] | None:

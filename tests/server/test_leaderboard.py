@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from _rated import store_rated
 from conftest import LiveServer
 from typer.testing import CliRunner
 
 from server.cli import app
 from server.db.database import Database
 from server.ratings import RatingBook, RatingModel
-from server.ratings.service import store_result
 from server.repositories import bots as bot_repo
-from server.repositories import matches as match_repo
 
 runner = CliRunner()
 
@@ -39,28 +38,14 @@ async def rated_history(database: Database, game: str = "tic_tac_toe") -> dict[s
             bot = await bot_repo.bot_by_name(session, name)
             ids[name] = bot.id if bot else (await bot_repo.create_bot(session, name))[0].id
     for k, (first, second, payoffs) in enumerate(RESULTS):
-        match_id = f"{game}-{k}"
-        await database.recorder.submit(
-            match_repo.create_match,
-            match_id=match_id,
+        await store_rated(
+            database,
+            book,
+            match_id=f"{game}-{k}",
             game=game,
             bot_ids=[ids[first], ids[second]],
-            time_control={"move_ms": 1000, "bank_ms": 0},
-            policy="forfeit",
-            seed=k,
-            rated=True,
-        )
-        await database.recorder.submit(
-            store_result,
-            match_id=match_id,
             payoffs=payoffs,
-            termination="normal",
-            at_fault=None,
-            final_position=None,
-            game=game,
-            bot_ids=[ids[first], ids[second]],
-            rated=True,
-            book=book,
+            seed=k,
         )
     return ids
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _rated import store_rated
 from _server_process import start_server_process
 from _ws_client import Message, WsBot, start_pair
 from conftest import LiveServer
@@ -24,9 +25,7 @@ from server.db.database import Database
 from server.db.models import Rating, RatingChange, Result
 from server.ratings import RatingBook, RatingModel, places
 from server.ratings.rebuild import needs_rebuild, rebuild
-from server.ratings.service import store_result
 from server.repositories import bots as bot_repo
-from server.repositories import matches as match_repo
 
 
 @pytest.fixture(autouse=True)
@@ -190,28 +189,14 @@ async def test_three_players_are_rated_by_finishing_order(database: Database) ->
     async with database.session() as session:
         ids = [(await bot_repo.create_bot(session, f"cc{i}"))[0].id for i in range(3)]
     for k, payoffs in enumerate([[1.0, 0.0, -1.0], [-0.5, 1.0, -0.5]]):
-        match_id = f"cc-match-{k}"
-        await database.recorder.submit(
-            match_repo.create_match,
-            match_id=match_id,
+        await store_rated(
+            database,
+            book,
+            match_id=f"cc-match-{k}",
             game="chinese_checkers",
             bot_ids=ids,
-            time_control={"move_ms": 1000, "bank_ms": 0},
-            policy="forfeit",
-            seed=k,
-            rated=True,
-        )
-        await database.recorder.submit(
-            store_result,
-            match_id=match_id,
             payoffs=payoffs,
-            termination="normal",
-            at_fault=None,
-            final_position=None,
-            game="chinese_checkers",
-            bot_ids=ids,
-            rated=True,
-            book=book,
+            seed=k,
         )
     ratings, history = await snapshot(database)
     first = [row for row in history if row[0] == "cc-match-0"]
