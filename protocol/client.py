@@ -1406,7 +1406,14 @@ def run_bot(
 
     The blocking entry point; see :class:`BotClient` for the options. Raises what ``run()``
     raises: the error of a failing ``choose`` (unless ``on_choose_error="random"``), BotError,
-    ConnectionError.
+    ConnectionError. Ctrl+C closes the connection and ends the program with exit status 130
+    and one log line, not a traceback (``SystemExit``: catch it to go on after Ctrl+C).
     """
     client = BotClient(url, token, choose, agent=agent, game=game, games=games, **options)
-    return asyncio.run(client.run())
+    try:
+        return asyncio.run(client.run())
+    except KeyboardInterrupt:
+        # A script's user stops a bot with Ctrl+C; a traceback through asyncio would read as
+        # a crash. Its running matches go on without it (see the protocol's disconnects).
+        log.warning("stopped by Ctrl+C")
+        raise SystemExit(130) from None

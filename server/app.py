@@ -24,6 +24,7 @@ from starlette.routing import Mount, WebSocketRoute
 from protocol.messages import MAX_FRAME_BYTES
 from server.api import routes as api_routes
 from server.api.errors import InternalErrorMiddleware, exception_handlers
+from server.db import server_mark
 from server.db.database import Database
 from server.house import House, parse_house_bots
 from server.ratings import RatingModel
@@ -79,6 +80,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # First: a second server on the same SQLite file would abort the first one's matches.
+        mark = server_mark.claim(settings.db_url)
         database = Database(settings.db_url)
         try:
             await database.migrate()
@@ -122,6 +125,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 await house.stop()
         finally:
             await database.dispose()
+            server_mark.release(mark)
 
     app = Starlette(
         routes=[Mount("/api", routes=api_routes), WebSocketRoute("/ws", bot_websocket)],

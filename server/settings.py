@@ -7,11 +7,20 @@ and one ``ARENA_<FIELD>`` per other field below (e.g. ``ARENA_HEARTBEAT_MISSES``
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, fields
 from typing import Any
 
 DEFAULT_DB_URL = "sqlite+aiosqlite:///arena.db"
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+class SettingsError(ValueError):
+    """An ``ARENA_*`` variable whose value cannot be read; the message names it and what it
+    takes."""
 
 
 def normalize_db_url(value: str) -> str:
@@ -111,16 +120,37 @@ class Settings:
             raw = env.get(f"ARENA_{f.name.upper()}")
             if raw is None or raw == "":
                 continue
-            default = f.default
-            if isinstance(default, bool):
-                values[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
-            elif isinstance(default, int):
-                values[f.name] = int(raw)
-            elif isinstance(default, float):
-                values[f.name] = float(raw)
-            else:
-                values[f.name] = raw
+            values[f.name] = _parse(f"ARENA_{f.name.upper()}", raw, f.default)
         values.update({k: v for k, v in overrides.items() if v is not None})
         if "db_url" in values:
             values["db_url"] = normalize_db_url(values["db_url"])
         return cls(**values)
+
+
+def _parse(name: str, raw: str, default: Any) -> Any:
+    """``raw`` as the type of ``default``; a typo is a SettingsError, never a silent default
+    (``ARENA_RATED_CHALLENGES=ture`` must not mean false)."""
+    text = raw.strip()
+    if isinstance(default, bool):
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        expected = "true or false (also 1/0, yes/no, on/off)"
+    elif isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            expected = "a whole number"
+    elif isinstance(default, float):
+        try:
+            value = float(text)
+        except ValueError:
+            expected = "a number"
+        else:
+            if math.isfinite(value):
+                return value
+            expected = "a finite number"
+    else:
+        return raw
+    raise SettingsError(f"{name}={raw!r}: expected {expected}")

@@ -946,13 +946,20 @@ def _connected(obs: Observations) -> Item:
             what = f"the arena closed it at {at:.1f} s: {fatal or f'close code {link.close_code}'}"
         else:
             code = f" (close code {link.close_code})" if link.close_code else " (no close frame)"
-            what = f"it closed its connection at {at:.1f} s{code}{_after_end(obs, link)}"
+            why = _resigned(obs, link) or _after_end(obs, link)
+            what = f"it closed its connection at {at:.1f} s{code}{why}"
         drops.append(what + ("; it came back" if came_back else "; it did not come back"))
     if drops:
+        resigned = any(_resigned(obs, link) for link in links)
         return _fail(
             key,
             "; ".join(drops[:3]),
-            "keep the connection open for the whole check: play for ever (kit: games=0), "
+            "play on: it resigned and left, so its move choice failed, not its connection. The "
+            "kit does this when choose() raises or returns something that is not a legal move "
+            "(the traceback is in the bot's own output): fix choose(), or pass "
+            "on_choose_error='random' to play a random move instead"
+            if resigned
+            else "keep the connection open for the whole check: play for ever (kit: games=0), "
             f"answer pings, read what the arena sends ({DOCS}#heartbeats)",
         )
     return _pass(key, "kept its connection open except when the checker cut it")
@@ -964,6 +971,25 @@ def _fatal_error(frames: Iterable[Frame], link: int) -> str | None:
         if frame.link == link and frame.type == "error" and message.get("fatal"):
             return f"{message.get('code')} ({message.get('message')})"
     return None
+
+
+def _resigned(obs: Observations, link: Link) -> str:
+    """ ", after resigning match M at ply P" when the bot resigned on this link just before it
+    closed it (as the kit does when the bot's choose() fails), else ""."""
+    if link.closed_at is None:
+        return ""
+    resigns = [
+        f
+        for f in obs.frames
+        if f.link == link.number
+        and f.direction == "from_bot"
+        and f.type == "resign"
+        and link.closed_at - 5 <= f.at <= link.closed_at
+    ]
+    if not resigns:
+        return ""
+    first = resigns[0]
+    return f", {link.closed_at - first.at:.1f} s after it resigned match {first.match_id}"
 
 
 def _after_end(obs: Observations, link: Link) -> str:

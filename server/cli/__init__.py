@@ -99,4 +99,10 @@ _use_arena_classes(app)
 
 
 def main() -> None:
-    app()
+    from server.settings import SettingsError
+
+    try:
+        app()
+    except SettingsError as exc:  # an ARENA_* variable with a typo: one line, not a traceback
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None

@@ -57,6 +57,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """A server with house bots and remote reference agents playing every game: the
         leaderboards fill within a minute. For a class, use `arena serve`."""
+        from server.db.server_mark import running_server
+
+        other = running_server(f"sqlite+aiosqlite:///{db}") if db else None
+        if other is not None:
+            typer.echo(f"error: {other.describe()} is running on {db}; give another --db", err=True)
+            raise typer.Exit(1)
         with tempfile.TemporaryDirectory(prefix="arena-demo-") as tmp:
             path = Path(db) if db else Path(tmp) / "demo.db"
             with contextlib.suppress(KeyboardInterrupt):

@@ -1,8 +1,8 @@
 """``arena leaderboard GAME`` and ``arena ratings rebuild``.
 
-    arena leaderboard connect_four                      # the local database (arena.db here)
-    arena leaderboard othello --url http://HOST:8000    # a running server's, over its REST API
-    arena ratings rebuild                               # recompute every rating (server stopped)
+arena leaderboard connect_four                      # the local database (arena.db here)
+arena leaderboard othello --url http://HOST:8000    # a running server's, over its REST API
+arena ratings rebuild                               # recompute every rating (server stopped)
 """
 
 from __future__ import annotations
@@ -19,7 +19,10 @@ def register(app: typer.Typer) -> None:
     def leaderboard(
         game: str = typer.Argument(..., metavar="GAME", help="Game name (see `arena games`)."),
         url: str | None = typer.Option(
-            None, "--url", help="A running server (http://HOST:PORT); default: the local database."
+            None,
+            "--url",
+            help="A running server (http://HOST:PORT, or its bots' ws://HOST:PORT/ws); "
+            "default: the local database.",
         ),
         db: str | None = typer.Option(None, "--db", help=_DB_HELP),
         limit: int = typer.Option(20, "--limit", min=1, max=200, help="Rows to show."),
@@ -53,12 +56,25 @@ def register(app: typer.Typer) -> None:
         settings give. Stop the server first: it keeps the ratings it pairs by in memory.
         """
         from server.cli._database import database_url, run_in_session
+        from server.db.server_mark import running_server
         from server.ratings import RatingModel
         from server.ratings.rebuild import rebuild as rebuild_ratings
         from server.settings import Settings
 
         model = RatingModel.from_settings(Settings.from_env())
-        done = run_in_session(database_url(db), lambda s: rebuild_ratings(s, model))
+        url = database_url(db)
+        other = running_server(url)
+        if other is not None:
+            # The server pairs by the ratings it holds in memory and writes each result's
+            # rating from them: rebuilt rows would be overwritten, and history corrupted.
+            typer.echo(
+                f"error: {other.describe()} is running on this database; stop it first "
+                "(it keeps the ratings in memory and would overwrite what a rebuild writes), "
+                f"then rebuild (if no server runs, delete {other.path})",
+                err=True,
+            )
+            raise typer.Exit(1)
+        done = run_in_session(url, lambda s: rebuild_ratings(s, model))
         typer.echo(f"rebuilt {done.ratings} rating(s) from {done.matches} rated match(es)")
 
 
@@ -70,16 +86,17 @@ def _local(db: str | None, game: str, limit: int, offset: int) -> dict[str, Any]
     provisional = Settings.from_env().provisional_matches
     return run_in_session(
         database_url(db),
-        lambda s: report.leaderboard(
-            s, game, limit=limit, offset=offset, provisional=provisional
-        ),
+        lambda s: report.leaderboard(s, game, limit=limit, offset=offset, provisional=provisional),
     )
 
 
 def _from_server(url: str, game: str, limit: int, offset: int) -> dict[str, Any]:
     import httpx
 
-    address = f"{url.rstrip('/')}/api/leaderboard/{game}"
+    from server.cli.replay import server_address
+
+    url = server_address(url)  # http://HOST:PORT, also from the bots' ws://HOST:PORT/ws
+    address = f"{url}/api/leaderboard/{game}"
     try:
         response = httpx.get(address, params={"limit": limit, "offset": offset}, timeout=30)
     except httpx.HTTPError as exc:
@@ -91,25 +108,58 @@ def _from_server(url: str, game: str, limit: int, offset: int) -> dict[str, Any]
     return dict(response.json())
 
 
+#: Columns left out, in this order, when the table is wider than the terminal: a bot's name is
+#: never cut (two bots may differ only in their last letters).
+_OPTIONAL = ("last (UTC)", "faults", "mu", "sigma")
+
+
 def print_leaderboard(data: dict[str, Any]) -> None:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(
-        "#", "bot", "rating", "mu", "sigma", "W", "D", "L", "matches", "faults", "last (UTC)",
-        title=f"{data['game']}: {data['total']} rated bot(s), ranked by mu - 3 sigma",
-        caption=f"? provisional: fewer than {data['provisional_below']} rated matches; "
-        "*: a house bot (a reference agent run by the server); "
-        "faults: timeouts / illegal / disconnects",
-    )  # fmt: skip
+    rows: list[dict[str, str]] = []
     for row in data["ranking"]:
-        name = row["bot"] + (" *" if row["house"] else "")
-        rating = f"{row['conservative']:.1f}" + ("?" if row["provisional"] else "")
-        faults = f"{row['timeouts']}/{row['illegal_moves']}/{row['disconnects']}"
-        last = (row["last_played"] or "")[5:16].replace("T", " ")  # MM-DD HH:MM, UTC
-        table.add_row(
-            str(row["rank"]), name, rating, f"{row['mu']:.1f}", f"{row['sigma']:.2f}",
-            str(row["wins"]), str(row["draws"]), str(row["losses"]), str(row["matches"]),
-            faults, last,
-        )  # fmt: skip
-    Console().print(table)
+        rows.append(
+            {
+                "#": str(row["rank"]),
+                "bot": row["bot"] + (" *" if row["house"] else ""),
+                "rating": f"{row['conservative']:.1f}" + ("?" if row["provisional"] else ""),
+                "mu": f"{row['mu']:.1f}",
+                "sigma": f"{row['sigma']:.2f}",
+                "W-D-L": f"{row['wins']}-{row['draws']}-{row['losses']}",
+                "faults": f"{row['timeouts']}/{row['illegal_moves']}/{row['disconnects']}",
+                # MM-DD HH:MM, UTC
+                "last (UTC)": (row["last_played"] or "")[5:16].replace("T", " "),
+            }
+        )
+    console = Console()
+    columns = ["#", "bot", "rating", "mu", "sigma", "W-D-L", "faults", "last (UTC)"]
+    for drop in range(len(_OPTIONAL) + 1):
+        shown = [c for c in columns if c not in _OPTIONAL[:drop]]
+        table = Table(
+            title=f"{data['game']}: {data['total']} rated bot(s), ranked by mu - 3 sigma",
+            caption=_caption(data, shown),
+            box=box.SIMPLE_HEAD,
+        )
+        for name in shown:
+            table.add_column(name, no_wrap=True, justify="left" if name == "bot" else "right")
+        for row in rows:
+            table.add_row(*(row[name] for name in shown))
+        natural = console.measure(table, options=console.options.update_width(10_000))
+        if natural.maximum <= console.width:
+            break
+    console.print(table)
+
+
+def _caption(data: dict[str, Any], shown: list[str]) -> str:
+    parts = [
+        f"?: provisional (fewer than {data['provisional_below']} rated matches)",
+        "*: a house bot (a reference agent run by the server)",
+    ]
+    if "faults" in shown:
+        parts.append("faults: timeouts/illegal moves/disconnects")
+    hidden = [c for c in _OPTIONAL if c not in shown]
+    if hidden:
+        parts.append(f"not shown at this width: {', '.join(hidden)} (--json has all)")
+    return "; ".join(parts)

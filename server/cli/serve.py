@@ -22,9 +22,19 @@ def register(app: typer.Typer) -> None:
         The admin token comes from ARENA_ADMIN_TOKEN, or is generated and printed on first start.
         """
         from server.app import create_app, make_server
+        from server.db.server_mark import running_server
         from server.settings import Settings
 
         settings = Settings.from_env(host=host, port=port, db_url=db)
+        other = running_server(settings.db_url)
+        if other is not None:
+            typer.echo(
+                f"error: {other.describe()} is already running on this database "
+                f"({settings.db_url}); stop it first, or give another --db "
+                f"(if no server runs, delete {other.path})",
+                err=True,
+            )
+            raise typer.Exit(1)
         try:
             app_ = create_app(settings)
         except ValueError as exc:  # a setting refused, e.g. ARENA_HOUSE_BOTS: said in one line

@@ -8,7 +8,7 @@ the referee in-process (:mod:`server.house.bot`) and searches in a process pool
 (:mod:`server.house.pool`), never on the event loop.
 
 The lobby calls on them (``server.referee.pairing``): a bot that waits alone in any queue for
-``house_wait_s`` meets the house bot closest in rating that plays fewer than
+``house_wait_s`` meets a house bot, chosen at random among those that play fewer than
 ``house_max_matches`` matches. With ``house_self_play`` they also wait in their games' default
 queues and play each other.
 

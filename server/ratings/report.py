@@ -66,7 +66,9 @@ async def bot_page(session: AsyncSession, bot: Bot, *, provisional: int) -> dict
         "agent": bot.agent,
         "created_at": iso(bot.created_at),
         "ratings": [
-            {"game": r.game, "rank": rank, "ranked": ranked} | rating_row(r, provisional)
+            # A disabled bot is left out of the rankings: no rank (its rating is kept).
+            {"game": r.game, "rank": rank if bot.enabled else None, "ranked": ranked}
+            | rating_row(r, provisional)
             for r, rank, ranked in ratings
         ],
         "matches": total,

@@ -26,8 +26,9 @@ The rules, for each waiting bot in order of arrival (the longest waiting first),
    neither has anyone else to meet, now or soon (and, as any pairing outside the window, when
    neither has a reason to wait, or one has waited ``max_wait_s``).
 5. **House bots.** When fewer bots wait than a match needs, the longest waiting one (not a house
-   bot) has waited ``house_wait_s`` and house bots have room, the missing seats go to the house
-   bots closest in rating with room for another match (``house``).
+   bot) has waited ``house_wait_s`` and house bots have room, the missing seats go to house bots
+   with room for another match, chosen at random (its latest opponents last), not by rating: they
+   are the ladder's anchors, and every bot should meet the strong ones as well as the weak.
 
 Cost: one sort by rating, then for each anchor a walk outwards from its rating over the bots not
 yet paired (a linked list), so a decision over hundreds of waiting bots takes about a millisecond
@@ -274,9 +275,13 @@ class _Pairing:
         if anchor is None or self.waited[anchor] < self.params.house_wait_s:
             return None
         members = {self.bots[i].bot_id for i in remaining}
-        mu = self.bots[anchor].mu
+        # At random among those with room, not by rating: house bots are the ladder's anchors,
+        # and a weak bot that only ever met the weakest house bot would never be measured
+        # against the strong ones (nor a random bot kept off the top of a young ladder). The
+        # anchor's latest opponents come last, so it meets a different one when it can.
+        latest = self.last.get(self.bots[anchor].bot_id, _NOBODY)
         seats = sorted(
-            (abs(h.mu - mu), self.rng.random(), h.bot_id)
+            (h.bot_id in latest, self.rng.random(), h.bot_id)
             for h in self.house
             if h.free > 0 and h.bot_id not in members
         )

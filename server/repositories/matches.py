@@ -29,8 +29,11 @@ _CHANCE_EVENTS = Base.metadata.tables[ChanceEvent.__tablename__]
 _MATCHES = Base.metadata.tables[Match.__tablename__]
 _SEATS = Base.metadata.tables[Seat.__tablename__]
 _RESULTS = Base.metadata.tables[Result.__tablename__]
+#: An aborted match is not rated, whatever it was started as: ``rated`` says what counts.
 _SET_STATUS = (
-    update(_MATCHES).where(_MATCHES.c.id == bindparam("b_id")).values(status=bindparam("b_status"))
+    update(_MATCHES)
+    .where(_MATCHES.c.id == bindparam("b_id"))
+    .values(status=bindparam("b_status"), rated=_MATCHES.c.rated & bindparam("b_rated"))
 )
 _SET_PAYOFF = (
     update(_SEATS)
@@ -259,7 +262,9 @@ async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
         termination = str(row["termination"])
         # Later rows of this batch must see this one's effect (a second finish is refused).
         status[match_id] = ABORTED if termination == ABORTED else FINISHED
-        updates.append({"b_id": match_id, "b_status": status[match_id]})
+        updates.append(
+            {"b_id": match_id, "b_status": status[match_id], "b_rated": termination != ABORTED}
+        )
         # Seats past the payoffs keep their null payoff (they were never set while running).
         payoffs.extend(
             {"b_match_id": match_id, "b_seat": seat, "b_payoff": float(p)}
@@ -288,7 +293,9 @@ async def abort_unfinished(session: AsyncSession) -> int:
     if not ids:
         return 0
     now = utcnow()
-    await session.execute(update(Match).where(Match.id.in_(ids)).values(status=ABORTED))
+    await session.execute(
+        update(Match).where(Match.id.in_(ids)).values(status=ABORTED, rated=False)
+    )
     session.add_all(
         Result(match_id=i, termination=ABORTED, at_fault=None, final_position=None, finished_at=now)
         for i in ids

@@ -213,3 +213,41 @@ async def test_direct_mode_fails_a_bot_that_declines_the_checker(live_server: An
         result.output
     )
     assert f"--accept-from {name}" not in result.output  # it names the checker, not the bot
+
+
+FAILING_CHOOSE = """
+import sys
+from protocol.client import run_bot
+
+moves = 0
+
+def choose(state, legal_moves, clock):
+    global moves
+    moves += 1
+    if moves == 3:
+        raise KeyError("a bug in the bot")
+    return legal_moves[0]
+
+for end in run_bot(sys.argv[1], sys.argv[2], choose, game=sys.argv[3], games=0):
+    pass
+"""
+
+
+async def test_a_kit_bot_whose_choose_raises_is_told_to_fix_choose(
+    live_server: Any, tmp_path: Path
+) -> None:
+    # The kit resigns and stops when choose() raises: the checklist must say that the bot
+    # failed (and where the traceback is), not that its connection did.
+    script = tmp_path / "failing_bot.py"
+    script.write_text(FAILING_CHOOSE)
+
+    def bot(url: str, token: str, game: str) -> list[str]:
+        return [sys.executable, str(script), url, token, game]
+
+    status, output, log = await cli_check(live_server, tmp_path, "connect_four", bot)
+    assert status == 1, output
+    assert "KeyError" in log and "a bug in the bot" in log, log
+    assert "FAIL  stays connected:" in output, output
+    assert "after it resigned match" in output, output
+    assert "fix choose()" in output and "on_choose_error='random'" in output, output
+    assert "kit: games=0" not in output.split("FAIL  stays connected:")[1].split("\n\n")[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,27 @@ async def test_js_bot_plays(live_server: Any) -> None:
     _, token = live_server.create_bot()
     out = await play_against_kit(live_server, [node, str(JS / "bot.js")], token, games=2)
     assert len([line for line in out.splitlines() if line.startswith("RESULT ")]) == 2
+
+
+async def test_ctrl_c_stops_the_python_example_without_a_traceback(live_server: Any) -> None:
+    _, token = live_server.create_bot()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(EXAMPLES / "random_bot.py"), live_server.ws_url, token, GAME, "0",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    err: list[str] = []
+    try:
+        async with asyncio.timeout(30):
+            while "waiting in the" not in (line := (await proc.stderr.readline()).decode()):
+                assert line, "".join(err)  # the bot ended before it joined
+                err.append(line)
+            proc.send_signal(signal.SIGINT)  # what Ctrl+C sends
+            rest, _ = await asyncio.gather(proc.stderr.read(), proc.wait())
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    text = "".join(err) + rest.decode()
+    assert proc.returncode == 130, text
+    assert "stopped by Ctrl+C" in text and "Traceback" not in text, text

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from typer.testing import CliRunner
 
 import games
@@ -275,3 +276,34 @@ def test_settings_come_from_the_environment_and_options() -> None:
     assert settings.print_admin_token is False
     assert Settings.from_env({}, port=None).port == 8000
     assert Settings.from_env({}).db_url == "sqlite+aiosqlite:///arena.db"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("ARENA_RATED_CHALLENGES", "ture", "expected true or false"),
+        ("ARENA_PORT", "abc", "expected a whole number"),
+        ("ARENA_PAIRING_WINDOW", "nan", "expected a finite number"),
+        ("ARENA_HEARTBEAT_S", "2,5", "expected a number"),
+    ],
+)
+def test_a_setting_with_a_typo_is_refused_naming_it(name: str, value: str, says: str) -> None:
+    from server.settings import Settings, SettingsError
+
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({name: value})
+    assert str(refused.value).startswith(f"{name}={value!r}: {says}")
+    assert Settings.from_env({"ARENA_RATED_CHALLENGES": " Off "}).rated_challenges is False
+    assert Settings.from_env({"ARENA_RATED_CHALLENGES": "YES"}).rated_challenges is True
+
+
+def test_arena_serve_says_a_bad_setting_in_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "ARENA_PORT": "abc"}
+    done = subprocess.run(
+        [sys.executable, "-c", "from server.cli import main; main()", "serve", "--db",
+         str(tmp_path / "x.db")],
+        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: ARENA_PORT='abc': expected a whole number", done.stderr
+    assert not (tmp_path / "x.db").exists()

@@ -178,28 +178,22 @@ def proc_gone(pid: int) -> bool:
 # --- playing --------------------------------------------------------------------------------
 
 
-async def test_a_lone_bot_meets_the_closest_house_bot_within_five_seconds(
+async def test_a_lone_bot_meets_a_house_bot_within_five_seconds(
     start_server: Callable[..., LiveServer],
 ) -> None:
     # house_wait_s is left at its default (2 s).
     srv = start_server(house_bots="connect_four=random,alphabeta:depth=2@0.05", house_workers=1)
     await warm(srv)
     strong = "house-alphabeta-depth2-0.05"
-    set_mu(srv, "house-random", C4, 10.0)
-    set_mu(srv, strong, C4, 30.0)
+    house = {"house-random", strong}
     (ann, ann_token), (bob, bob_token) = srv.create_bot("ann"), srv.create_bot("bob")
-    # Ratings first (the bots are connected for that), then the joins.
-    for name, token, mu in ((ann, ann_token, 28.0), (bob, bob_token, 12.0)):
-        probe = await WsBot.connect(srv.ws_url, token)
-        set_mu(srv, name, C4, mu)
-        await probe.close()
     # ann in the default queue, bob in one of his own: 300 ms a move, no bank, random_move.
     (a, start_a, waited_a), (b, start_b, waited_b) = await asyncio.gather(
         lone(srv, ann, ann_token, C4),
         lone(srv, bob, bob_token, C4, {"time_control": {"move_ms": 300, "bank_ms": 0},
                                        "policy": "random_move"}),
     )  # fmt: skip
-    assert opponent(start_a, ann) == strong and opponent(start_b, bob) == "house-random"
+    assert opponent(start_a, ann) in house and opponent(start_b, bob) in house
     assert 1.9 <= waited_a <= 5.0 and 1.9 <= waited_b <= 5.0, (waited_a, waited_b)
     assert start_b["time_control"] == {"move_ms": 300, "bank_ms": 0}
     ends = await asyncio.gather(a.play(start_a["match_id"]), b.play(start_b["match_id"]))
@@ -218,11 +212,8 @@ async def test_a_lone_bot_meets_the_closest_house_bot_within_five_seconds(
         house_moves = [m for m in record["moves"] if m["seat"] == house_seat]
         assert house_moves and all(m["forced"] is None for m in house_moves)
         assert all(m["think_ms"] is not None and m["think_ms"] < 300 for m in house_moves)
-    strong_moves = [
-        m for m in records[start_a["match_id"]]["moves"]
-        if m["seat"] == {s["bot"]: s["seat"] for s in start_a["seats"]}[strong]
-    ]  # fmt: skip
-    assert all(m["info"] and m["info"]["depth"] >= 1 for m in strong_moves)
+        if opponent(start, me) == strong:  # its search says what it found
+            assert all(m["info"] and m["info"]["depth"] >= 1 for m in house_moves)
 
 
 async def test_house_bots_are_bots_that_keep_their_ids_across_a_restart(

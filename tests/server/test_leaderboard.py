@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
+from contextlib import redirect_stdout
+from unittest.mock import patch
 
 import pytest
 from _rated import store_rated
@@ -109,6 +113,14 @@ async def test_a_bot_page_has_ratings_recent_matches_and_head_to_head(ladder: Li
     assert len(page["recent_matches"]) == 4
     h2h = {row["opponent"]: row for row in page["head_to_head"]}
     assert (h2h["carol"]["matches"], h2h["carol"]["draws"]) == (2, 2)
+    # A disabled bot is left out of the rankings: no rank on its page, one fewer ranked.
+    assert ladder.api("POST", "/api/bots/alice/disable", admin=True).status_code == 200
+    (alice,) = ladder.api("GET", "/api/bots/alice").json()["ratings"]
+    assert alice["rank"] is None and alice["ranked"] == 3
+    (bob,) = ladder.api("GET", "/api/bots/bob").json()["ratings"]
+    assert bob["rank"] is not None and bob["ranked"] == 3
+    board = ladder.api("GET", "/api/leaderboard/tic_tac_toe").json()
+    assert "alice" not in [row["bot"] for row in board["ranking"]] and board["total"] == 3
     assert (h2h["alice"]["losses"], h2h["dave"]["wins"]) == (1, 1)
     # The history: one point per rated match, in order, ending at the current rating.
     history = ladder.api("GET", "/api/bots/bob/ratings?game=tic_tac_toe").json()["history"]
@@ -134,8 +146,31 @@ def test_arena_leaderboard_prints_the_table_locally_and_from_a_server(
     data = json.loads(remote.output)
     from_api = ladder.api("GET", "/api/leaderboard/tic_tac_toe?limit=20").json()
     assert data == from_api
+    # The address the bots use works too (as for arena replay).
+    ws_url = ladder.url.replace("http://", "ws://") + "/ws"
+    via_ws = runner.invoke(app, ["leaderboard", "tic_tac_toe", "--url", ws_url, "--json"])
+    assert via_ws.exit_code == 0, via_ws.output
+    assert json.loads(via_ws.output) == from_api
     unknown = runner.invoke(app, ["leaderboard", "chess", "--db", db])
     assert unknown.exit_code == 2 and "unknown game" in unknown.output
+
+
+def test_the_table_never_cuts_a_bot_name_on_an_80_column_terminal(ladder: LiveServer) -> None:
+    long_name = "house-alphabeta-depth4-orderfalse-1"  # the longest kind of name a class sees
+    data = ladder.api("GET", "/api/leaderboard/tic_tac_toe").json()
+    data["ranking"][0]["bot"] = long_name
+    from server.cli.ratings import print_leaderboard
+
+    for width in (80, 100, 160):
+        with patch.dict(os.environ, {"COLUMNS": str(width)}), redirect_stdout(io.StringIO()) as out:
+            print_leaderboard(data)
+        text = out.getvalue()
+        assert long_name in text, text
+        assert max(len(line) for line in text.splitlines()) <= width, text
+        assert "…" not in text, text
+        for row in data["ranking"]:
+            assert row["bot"] in text
+    assert "last (UTC)" in text and "not shown at this width" not in text  # 160: everything
 
 
 def test_arena_ratings_rebuild_gives_the_same_numbers(ladder: LiveServer) -> None:

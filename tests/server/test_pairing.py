@@ -218,24 +218,51 @@ def test_three_players_avoid_the_last_table_while_others_wait() -> None:
 # --- house bots -----------------------------------------------------------------------------
 
 
-def test_a_lone_bot_meets_the_closest_house_bot_with_room_after_house_wait() -> None:
+def test_a_lone_bot_meets_a_house_bot_with_room_after_house_wait() -> None:
     params = Params(group_size=2, house_wait_s=2.0)
     lone = [Waiter(1, 0.0, 28.0)]
     house = [HouseSeat(100, 10.0, 8), HouseSeat(101, 30.0, 8), HouseSeat(102, 27.0, 0)]
     assert pair(lone, now=1.9, rng=random.Random(1), params=params, house=house) == []
-    result = pair(lone, now=2.0, rng=random.Random(1), params=params, house=house)
-    assert result == [Group((1, 101), "house")]  # 102 is closer but has no room
+    met: Counter[int] = Counter()
+    for seed in range(200):
+        result = pair(lone, now=2.0, rng=random.Random(seed), params=params, house=house)
+        assert len(result) == 1 and result[0].reason == "house"
+        assert result[0].bot_ids[0] == 1
+        met[result[0].bot_ids[1]] += 1
+    # At random, not by rating: the far weaker 100 as often as 101; 102 has no room.
+    assert set(met) == {100, 101} and min(met.values()) > 60, met
     assert pair(lone, now=9.0, rng=random.Random(1), params=params, house=[]) == []
+
+
+def test_a_bot_meets_another_house_bot_than_its_latest_opponent_when_one_has_room() -> None:
+    params = Params(group_size=2, house_wait_s=0.0)
+    lone = [Waiter(1, 0.0, 25.0)]
+    house = [HouseSeat(100, 25.0, 8), HouseSeat(101, 25.0, 8)]
+    last = {1: frozenset({100})}
+    for seed in range(50):
+        result = pair(lone, now=1.0, rng=random.Random(seed), params=params, house=house,
+                      last_opponents=last)  # fmt: skip
+        assert result == [Group((1, 101), "house")]
+    # The only house bot with room is the latest opponent: they meet again.
+    house = [HouseSeat(100, 25.0, 8), HouseSeat(101, 25.0, 0)]
+    result = pair(lone, now=1.0, rng=random.Random(0), params=params, house=house,
+                  last_opponents=last)  # fmt: skip
+    assert result == [Group((1, 100), "house")]
 
 
 def test_house_bots_fill_the_missing_seats_of_a_three_player_queue() -> None:
     params = Params(group_size=3, house_wait_s=2.0)
-    house = [HouseSeat(100, 10.0, 1), HouseSeat(101, 30.0, 1), HouseSeat(102, 26.0, 1)]
+    house = [HouseSeat(100, 10.0, 1), HouseSeat(101, 30.0, 1), HouseSeat(102, 26.0, 0)]
     result = pair(waiters(25), now=3.0, rng=random.Random(1), params=params, house=house)
-    assert result == [Group((1, 102, 101), "house")]
+    assert len(result) == 1 and result[0].reason == "house"
+    assert result[0].bot_ids[0] == 1 and sorted(result[0].bot_ids[1:]) == [100, 101]
     two = waiters(25, 40, joined=0.0)
-    result = pair(two, now=3.0, rng=random.Random(1), params=params, house=house)
-    assert result == [Group((1, 2, 102), "house")]
+    seen = set()
+    for seed in range(50):
+        result = pair(two, now=3.0, rng=random.Random(seed), params=params, house=house)
+        assert len(result) == 1 and result[0].bot_ids[:2] == (1, 2), result
+        seen.add(result[0].bot_ids[2])
+    assert seen == {100, 101}
 
 
 def test_house_bots_do_not_call_house_bots() -> None:

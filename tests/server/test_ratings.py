@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -177,7 +179,12 @@ async def test_forfeits_are_rated_as_stored_and_aborts_are_not(
                     "AND rated_seq IS NULL"
                 )
             )
+            # ... and its record says so: rated false, as GET /api/matches/{id} serves it.
+            flagged = await session.scalar(
+                text("SELECT count(*) FROM matches WHERE status = 'aborted' AND rated = 1")
+            )
         assert aborted == unrated == 1
+        assert flagged == 0
     finally:
         await database.dispose()
 
@@ -263,6 +270,7 @@ async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
     srv.proc.send_signal(signal.SIGKILL)  # in the middle of play: no shutdown at all
     try:
         srv.proc.wait(timeout=10)
+        assert (tmp_path / "arena.db.server").exists()  # left behind, stale: ignored below
         # The house bots' search processes go by themselves when the server is gone.
         deadline = time.monotonic() + 10
         while srv.leftovers() and time.monotonic() < deadline:
@@ -287,6 +295,11 @@ async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
     again = start_server_process(db)  # the crash's running match is closed as aborted
     again.stop()
     assert "ratings rebuilt" not in again.log  # nothing was missing
+    with sqlite3.connect(db) as raw:
+        (flagged,) = raw.execute(
+            "SELECT count(*) FROM matches WHERE status = 'aborted' AND rated = 1"
+        ).fetchone()
+    assert flagged == 0  # a match the kill cut (if any was running) is aborted, and unrated
     database = Database(f"sqlite+aiosqlite:///{db}")
     try:
         stored = await snapshot(database)
@@ -295,6 +308,36 @@ async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
         assert await snapshot(database) == stored
     finally:
         await database.dispose()
+
+
+def test_rebuild_and_a_second_server_refuse_a_database_a_server_runs_on(tmp_path: Path) -> None:
+    # The server holds the ratings in memory: a rebuild behind its back would be overwritten
+    # by its next result, and a second server would abort the first one's matches.
+    from typer.testing import CliRunner
+
+    from server.cli import app
+
+    db = tmp_path / "arena.db"
+    srv = start_server_process(db)
+    try:
+        rebuilt = CliRunner().invoke(app, ["ratings", "rebuild", "--db", str(db)])
+        assert rebuilt.exit_code == 1, rebuilt.output
+        assert f"a server (pid {srv.proc.pid}, started" in rebuilt.output, rebuilt.output
+        assert "is running on this database; stop it first" in rebuilt.output
+        second = subprocess.run(
+            [sys.executable, "-c", "from server.cli import main; main()", "serve", "--port",
+             "1", "--db", str(db)],
+            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        )  # fmt: skip
+        assert second.returncode == 1, second.stdout + second.stderr
+        assert f"a server (pid {srv.proc.pid}" in second.stderr
+        assert "is already running on this database" in second.stderr
+    finally:
+        srv.stop()
+    assert "Finished server process" in srv.log
+    assert not (tmp_path / "arena.db.server").exists()  # removed at a clean stop
+    rebuilt = CliRunner().invoke(app, ["ratings", "rebuild", "--db", str(db)])
+    assert rebuilt.exit_code == 0, rebuilt.output
 
 
 def first_legal(state: Any, legal_moves: list[str], clock: Any) -> str:
