@@ -39,11 +39,13 @@ import asyncio
 import contextlib
 import difflib
 import itertools
+import json
 import logging
 import math
 import random
 import threading
 import time
+import typing
 import urllib.parse
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future
@@ -76,9 +78,11 @@ from protocol.messages import (
     MatchStart,
     MoveInfo,
     Ping,
+    PlayedMove,
     Policy,
     Pong,
     Resign,
+    ServerMessage,
     Termination,
     TimeControl,
     Turn,
@@ -92,6 +96,8 @@ check_not_shadowed("games")
 
 import games  # noqa: E402
 from games import Game, State  # noqa: E402
+from protocol import dice  # noqa: E402
+from protocol.verify import check_events  # noqa: E402
 
 __all__ = [
     "BotClient",
@@ -223,10 +229,72 @@ class MatchView:
     over: str | None = None
     #: Mistakes of choose() already warned about in this match (each is said once per match).
     warned: set[str] = field(default_factory=set)
+    #: Every event of the match seen so far, by ply: (seat, move), dice with seat None.
+    events: dict[int, tuple[int | None, str]] = field(default_factory=dict)
+    #: After match_end: True when the revealed seed matched match_start's commitment and gave
+    #: every die this bot saw; False when not (logged as an error); None when there was nothing
+    #: to check (no commitment, or no seed revealed).
+    dice_verified: bool | None = None
 
     @property
     def match_id(self) -> str:
         return self.start.match_id
+
+    def saw(self, events: Iterable[PlayedMove]) -> None:
+        for event in events:
+            self.events[event.ply] = (event.seat, event.move)
+
+
+#: The fields of each server message, by type: what read_server_message keeps.
+_SERVER_FIELDS: dict[str, frozenset[str]] = {
+    model.model_fields["type"].default: frozenset(model.model_fields)
+    for model in typing.get_args(typing.get_args(ServerMessage)[0])
+}
+
+
+def read_server_message(frame: str | bytes) -> ServerMessage:
+    """A server message, ignoring fields this kit does not know.
+
+    The server may add fields to its messages within a protocol version (the protocol's rule);
+    a kit older than the server must still play. Messages stay strict the other way: the server
+    refuses unknown fields from bots, so typos are caught."""
+    try:
+        data = json.loads(frame)
+    except ValueError:
+        return server_message_adapter.validate_json(frame)  # raises the ValidationError
+    if isinstance(data, dict):
+        known = _SERVER_FIELDS.get(data.get("type"))  # type: ignore[arg-type]
+        if known is not None and not known.issuperset(data):
+            data = {key: value for key, value in data.items() if key in known}
+    return server_message_adapter.validate_python(data)
+
+
+def check_dice(view: MatchView, end: MatchEnd) -> bool | None:
+    """At match_end: does the revealed seed match the commitment of match_start, and give every
+    die this bot saw? (protocol/dice.py says how rolls derive from the seed.) None when there is
+    nothing to check; False is logged as an error, with what disagrees."""
+    commitment = view.start.dice_commitment
+    if commitment is None or end.seed is None:
+        return None
+    problems: list[str] = []
+    if dice.commitment(end.seed, view.match_id) != commitment:
+        problems.append(f"the seed {end.seed!r} does not match the commitment {commitment!r}")
+    else:
+        # The events from ply 0 on that this bot knows without a gap: the rest it never saw.
+        known: list[dict[str, Any]] = []
+        while (event := view.events.get(len(known))) is not None:
+            known.append({"ply": len(known), "seat": event[0], "move": event[1]})
+        problems = check_events(view.game, view.match_id, known, seed=end.seed).problems
+    if problems:
+        log.error(
+            "match %s: the dice do not verify: %s (keep the record, GET /api/matches/%s/record, "
+            "and tell the arena's operator)",
+            view.match_id,
+            "; ".join(problems),
+            view.match_id,
+        )
+        return False
+    return True
 
 
 @dataclass
@@ -725,9 +793,9 @@ class BotClient:
                     log.warning("ignoring a binary frame from the server")
                     continue
                 try:
-                    message = server_message_adapter.validate_json(frame)
+                    message = read_server_message(frame)
                 except ValidationError as exc:
-                    # A newer server may send things we do not know; keep playing.
+                    # A newer server may send a message we do not know; keep playing.
                     log.warning("ignoring an unreadable server message: %s", exc)
                     continue
                 try:
@@ -848,11 +916,12 @@ class BotClient:
     async def on_match_start(self, message: MatchStart) -> None:
         view = self.matches.get(message.match_id)
         if view is not None:
+            view.saw(message.moves)
             return  # a resync after reconnecting: we know this match already
         game = games.get(message.game)
-        self.matches[message.match_id] = MatchView(
-            start=message, game=game, agent=self._agent_for(game)
-        )
+        view = MatchView(start=message, game=game, agent=self._agent_for(game))
+        view.saw(message.moves)
+        self.matches[message.match_id] = view
         self.started += 1
         seated = {s.bot for s in message.seats}
         accepted = [cid for cid, challenger in self._accepting.items() if challenger in seated]
@@ -900,6 +969,7 @@ class BotClient:
         )
         previous = view.turn
         view.turn = message
+        view.saw(message.since_last)
         if previous is not None and previous.ply == message.ply:
             # The same turn again (resync): resend the move if it was already chosen, else the
             # search still running will send it on this connection when it finishes.
@@ -913,6 +983,9 @@ class BotClient:
         view.thinking = asyncio.create_task(self._play(view, message, clock))
 
     async def on_forced_move(self, message: ForcedMove) -> None:
+        view = self.matches.get(message.match_id)
+        if view is not None:
+            view.events[message.ply] = (view.start.your_seat, message.move)
         log.warning(
             "match %s ply %d: the server played %s for us (%s)",
             message.match_id,
@@ -938,6 +1011,7 @@ class BotClient:
                     view.turn.ply,
                 )
         self._unanswered.pop(("resign", message.match_id), None)
+        view.dice_verified = check_dice(view, message)
         self.results.append(message)
         self.fallbacks[message.match_id] = view.fallbacks
         seat = view.start.your_seat
@@ -1110,6 +1184,7 @@ class BotClient:
             info = MoveInfo(comment=f"random fallback: {self._who()} failed")
         move = MakeMove(match_id=turn.match_id, ply=turn.ply, move=text, info=info)
         view.sent[turn.ply] = move
+        view.events[turn.ply] = (view.start.your_seat, text)  # a forced_move would replace it
         # Only the latest ply matters when a resync reaches back; old entries can go.
         for ply in [p for p in view.sent if p < turn.ply]:
             del view.sent[ply]

@@ -258,6 +258,14 @@ class MatchStart(_Message):
         default_factory=list,
         description="every event so far, in order (empty at the start): position = initial + moves",
     )
+    dice_commitment: str | None = Field(
+        default=None,
+        description=(
+            "sha256 hex of '<seed>:<match_id>': the server's commitment to the secret seed every "
+            "chance event derives from; match_end reveals the seed (docs/protocol.md, "
+            "provably fair dice)"
+        ),
+    )
 
 
 class Turn(_Message):
@@ -305,6 +313,13 @@ class MatchEnd(_Message):
     at_fault: int | None = Field(description="seat whose fault ended the match, if any")
     position: dict[str, Any]
     plies: int
+    seed: str | None = Field(
+        default=None,
+        description=(
+            "the match's secret seed, revealed: sha256('<seed>:<match_id>') equals match_start's "
+            "dice_commitment, and every die rolled derives from it"
+        ),
+    )
 
 
 class ErrorMessage(_Message):

@@ -230,6 +230,7 @@ async def _store_match(
     policy: str = "forfeit",
 ) -> StoredMatch:
     import games
+    from protocol import dice
     from server.repositories import bots as bot_repo
     from server.repositories import matches as match_repo
 
@@ -251,15 +252,15 @@ async def _store_match(
             bot_ids=bot_ids,
             time_control={"move_ms": 1000, "bank_ms": 10_000},
             policy=policy,
-            seed=rng.getrandbits(64),
+            seed=(seed_value := rng.getrandbits(64)),
         )
     state = rules.initial_state()
     events: list[tuple[int, int | None, str]] = []
     ply = 0
     while not state.is_terminal() and (max_plies is None or ply < max_plies):
         if state.is_chance_node():
-            outcomes, probs = zip(*state.chance_outcomes(), strict=True)
-            move = rng.choices(outcomes, probs)[0]
+            # As the referee rolls: from the seed, so that the record verifies.
+            move = dice.roll(str(seed_value), match_id, ply, state.chance_outcomes())
             seat = None
         else:
             move = rng.choice(list(state.actions()))

@@ -20,4 +20,5 @@ routes = [
     Route("/matches", matches.list_matches, methods=["GET"]),
     Route("/matches/{match_id}", matches.get_match, methods=["GET"]),
     Route("/matches/{match_id}/replay", matches.replay, methods=["GET"]),
+    Route("/matches/{match_id}/record", matches.record_document, methods=["GET"]),
 ]

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from protocol.errors import ErrorCode
+from protocol.verify import RECORD_VERSION
 from protocol.wire import clip
 from server.api.errors import ApiError
 from server.api.params import known_game, page
@@ -42,6 +43,16 @@ async def list_matches(request: Request) -> JSONResponse:
 
 async def get_match(request: Request) -> JSONResponse:
     return JSONResponse(await _record(request))
+
+
+async def record_document(request: Request) -> JSONResponse:
+    """The whole record as one versioned document, to keep and to check with ``arena verify``."""
+    record = await _record(request)
+    document = {"record_version": RECORD_VERSION, **record}
+    return JSONResponse(
+        document,
+        headers={"Content-Disposition": f'attachment; filename="{record["id"]}.json"'},
+    )
 
 
 async def replay(request: Request) -> Response:

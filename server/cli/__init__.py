@@ -58,6 +58,7 @@ from server.cli import (  # noqa: E402
     ratings,
     replay,
     serve,
+    verify,
 )
 
 for _module in (
@@ -69,6 +70,7 @@ for _module in (
     check_bot,
     ratings,
     replay,
+    verify,
     analyze,
     play,
 ):

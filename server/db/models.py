@@ -13,6 +13,9 @@ from sqlalchemy import JSON, ForeignKey, Index, MetaData, String
 from sqlalchemy import false as sa_false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from protocol.dice import LEGACY_SCHEME as LEGACY_DICE_SCHEME
+from protocol.dice import SCHEME as DICE_SCHEME
+
 # Named constraints keep Alembic migrations deterministic across databases.
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -78,6 +81,11 @@ class Match(Base):
     origin: Mapped[str] = mapped_column(String(16), default="lobby", server_default="lobby")
     #: Whether its result moves the ratings (lobby and tournament matches by default).
     rated: Mapped[bool] = mapped_column(default=False, server_default=sa_false())
+    #: How its dice derive from the seed (protocol/dice.py): every new match ``sha256-v1``;
+    #: matches stored before that scheme existed ``python-random-v0`` (the column's default).
+    dice: Mapped[str] = mapped_column(
+        String(24), default=DICE_SCHEME, server_default=LEGACY_DICE_SCHEME
+    )
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match", lazy="raise", order_by="Seat.seat", cascade="all, delete-orphan"

@@ -1,7 +1,8 @@
 """The referee of one match: one asyncio task that asks each seat in turn and checks every answer.
 
-The runner owns the position. It rolls the dice itself from ``random.Random(seed)`` (a per-match
-seed from ``secrets``, stored and revealed only in the finished record), sends ``turn`` to the
+The runner owns the position. It rolls the dice itself from a per-match secret seed (from
+``secrets``; ``match_start`` carries a commitment to it, ``match_end`` and the stored record
+reveal it; each roll derives from the seed as :mod:`protocol.dice` says), sends ``turn`` to the
 seat to move, waits on ``time.monotonic()`` for its ``move``, checks it with ``games``, queues it
 for the database's single writer (``database.recorder``: in order, batched commits) and moves on;
 the match's result is stored only after every move of it is committed.
@@ -37,6 +38,7 @@ from typing import Any, Literal
 
 import games
 from games import CHANCE, IllegalMoveError, InvalidMoveError, Move
+from protocol import dice
 from protocol.errors import ErrorCode
 from protocol.messages import (
     ErrorMessage,
@@ -50,6 +52,7 @@ from protocol.messages import (
     Termination,
     TimeControl,
 )
+from protocol.outcomes import drawn_payoffs, forfeit_payoffs
 from server.db.database import Database
 from server.ratings import service as rating_service
 from server.ratings.book import RatingBook
@@ -82,20 +85,6 @@ class _Resigned:
 _RESIGNED = _Resigned()
 
 
-def forfeit_payoffs(game: games.Game, at_fault: int) -> list[float]:
-    """The faulty seat gets min_utility; the others share the rest of constant_sum."""
-    n = game.num_players
-    if game.constant_sum is not None:
-        other = (game.constant_sum - game.min_utility) / (n - 1)
-    else:
-        other = game.max_utility
-    return [game.min_utility if seat == at_fault else other for seat in range(n)]
-
-
-def drawn_payoffs(game: games.Game) -> list[float]:
-    n = game.num_players
-    share = game.constant_sum / n if game.constant_sum is not None else 0.0
-    return [share] * n
 
 
 class MatchRunner:
@@ -139,9 +128,10 @@ class MatchRunner:
         self._connections = connections
         self._grace_cap_ms = max_latency_grace_ms
         self._on_finish = on_finish
-        # Dice come from the stored seed alone; forced moves use a separate stream so that
-        # they do not shift the dice sequence.
-        self._dice = random.Random(self.seed)
+        # Dice come from the seed alone, each from its ply (protocol/dice.py), so that anyone
+        # can re-derive them from the record; forced moves use a stream of their own.
+        self._seed_text = str(self.seed)
+        self.dice_commitment = dice.commitment(self._seed_text, match_id)
         # Made on first use: seeding from a string hashes it, and most matches never force.
         self._forcer: random.Random | None = None
         self._clocks = [SeatClock(time_control.move_ms, float(time_control.bank_ms)) for _ in seats]
@@ -294,8 +284,8 @@ class MatchRunner:
             if state.is_terminal():
                 return Termination.normal, None
             if state.player == CHANCE:
-                outcomes, probs = zip(*state.chance_outcomes(), strict=True)
-                outcome = self._dice.choices(outcomes, probs)[0]
+                ply = len(self.events)
+                outcome = dice.roll(self._seed_text, self.match_id, ply, state.chance_outcomes())
                 await self._apply(None, outcome)
                 continue
             if self.move_limit is not None and self._seat_moves >= self.move_limit:
@@ -470,6 +460,7 @@ class MatchRunner:
             at_fault=at_fault,
             position=position,
             plies=len(self.events),
+            seed=self._seed_text,
         )
         log.info(
             "match %s ended: %s after %d plies, payoffs %s%s",
@@ -507,6 +498,7 @@ class MatchRunner:
             position=self.game.state_to_json(self.state),
             ply=len(self.events),
             moves=self.events,
+            dice_commitment=self.dice_commitment,
         )
 
     def _turn_message(self, seat: int, *, fresh: bool = False) -> str:

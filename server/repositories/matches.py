@@ -15,6 +15,7 @@ from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
+from protocol import dice
 from server.db.models import Base, Bot, ChanceEvent, Match, MoveRecord, Result, Seat, utcnow
 from server.db.recorder import register_bulk
 
@@ -363,6 +364,15 @@ async def get_match(session: AsyncSession, match_id: str) -> dict[str, Any] | No
     record = _summary(match, match.result, plies=len(events))
     record["moves"] = [e[2] for e in events]
     record["seed"] = match.seed if match.status != RUNNING else None
+    record["dice"] = {
+        "scheme": match.dice,
+        # The commitment was sent in match_start (the legacy scheme had none); the seed is
+        # revealed once the match is over.
+        "commitment": (
+            dice.commitment(match.seed, match.id) if match.dice == dice.SCHEME else None
+        ),
+        "seed": record["seed"],
+    }
     record["result"] = (
         None
         if match.result is None

@@ -246,7 +246,13 @@ async def test_hostile_clients_get_coded_answers_while_honest_bots_play(
 
     # --- after login ---------------------------------------------------------------------
     mallory = await login(srv, "mallory")
-    honest_mid = honest.match_ids[-1]
+    # A match certain to be running while mallory moves in it (the honest pair's end quickly):
+    # two bots in a queue of their own who never move, on a long clock.
+    idle = [await login(srv, f"idle{i}") for i in range(2)]
+    slow = {"type": "join", "game": "tic_tac_toe", "time_control": {"move_ms": 30_000}}
+    for bot in idle:
+        await bot.send(slow)
+    running_mid = (await idle[0].expect("match_start", timeout=20))["match_id"]
     for frame, code in [
         (nested(1000), "bad_json"),
         (
@@ -279,7 +285,7 @@ async def test_hostile_clients_get_coded_answers_while_honest_bots_play(
         ({"type": "challenge", "game": "tic_tac_toe", "opponents": ["nobody"]}, "unknown_bot"),
         ({"type": "accept", "challenge_id": "nope"}, "unknown_challenge"),
         ({"type": "move", "match_id": "nope", "ply": 0, "move": "a1"}, "unknown_match"),
-        ({"type": "move", "match_id": honest_mid, "ply": 0, "move": "a1"}, "not_in_match"),
+        ({"type": "move", "match_id": running_mid, "ply": 0, "move": "a1"}, "not_in_match"),
         (b"\x00binary", "binary_frame"),
     ]:
         await refused(mallory, frame, code)

@@ -15,10 +15,11 @@ from conftest import LiveServer
 
 import games
 from protocol.messages import MakeMove, Policy, TimeControl
+from protocol.outcomes import drawn_payoffs, forfeit_payoffs
 from server.db.database import Database
 from server.referee.clock import SeatClock, latency_grace_ms
 from server.referee.connections import ConnectionRegistry
-from server.referee.match_runner import MatchRunner, SeatBot, drawn_payoffs, forfeit_payoffs
+from server.referee.match_runner import MatchRunner, SeatBot
 from server.repositories import bots as bot_repo
 from server.repositories import matches as match_repo
 

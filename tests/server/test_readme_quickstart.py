@@ -144,6 +144,9 @@ def test_readme_quickstart_two_bots_play_and_the_match_replays(tmp_path: Path) -
         assert state.is_terminal() and rules.render(state) in replay
         assert "termination: normal" in replay
         assert "verified: the stored result re-derives from the stored moves" in replay
+        # 4c. arena verify MATCH_ID --url: the record checked from scratch.
+        verified = _run(["verify", match_id, "--url", url], tmp_path, env).stdout
+        assert verified.splitlines()[-1] == "  OK: the record holds", verified
     finally:
         # Ctrl+C in the server's terminal.
         server.send_signal(signal.SIGINT)
