@@ -43,6 +43,7 @@ import json
 import logging
 import math
 import random
+import sys
 import threading
 import time
 import typing
@@ -1481,14 +1482,45 @@ def run_bot(
 
     The blocking entry point; see :class:`BotClient` for the options. Raises what ``run()``
     raises: the error of a failing ``choose`` (unless ``on_choose_error="random"``), BotError,
-    ConnectionError. Ctrl+C closes the connection and ends the program with exit status 130
-    and one log line, not a traceback (``SystemExit``: catch it to go on after Ctrl+C).
+    ConnectionError (and ValueError for a URL or option that cannot work). A BotError,
+    ConnectionError or such ValueError that nobody catches ends the program with one line,
+    ``error: ...``, rather than a traceback: they say what to fix (a bad token, an unknown game,
+    a wrong URL), and the stack would only hide it. Ctrl+C closes the connection and ends the
+    program with exit status 130 and one log line, not a traceback (``SystemExit``: catch it to
+    go on after Ctrl+C).
     """
-    client = BotClient(url, token, choose, agent=agent, game=game, games=games, **options)
     try:
+        client = BotClient(url, token, choose, agent=agent, game=game, games=games, **options)
         return asyncio.run(client.run())
     except KeyboardInterrupt:
         # A script's user stops a bot with Ctrl+C; a traceback through asyncio would read as
         # a crash. Its running matches go on without it (see the protocol's disconnects).
         log.warning("stopped by Ctrl+C")
         raise SystemExit(130) from None
+    except (BotError, ConnectionError, ValueError) as exc:
+        if isinstance(exc, ChooseError):
+            raise  # the bot's own bug: its traceback is what the student needs
+        _say_in_one_line_if_uncaught(exc)
+        raise
+
+
+#: Set on an exception that should print as one line if it reaches the top (run_bot's).
+_ONE_LINE = "_ply_arena_one_line"
+
+
+def _say_in_one_line_if_uncaught(exc: BaseException) -> None:
+    """Mark ``exc`` and install (once) an excepthook that prints marked exceptions as
+    ``error: <message>``; every other exception goes to the hook there was before."""
+    setattr(exc, _ONE_LINE, True)
+    previous = sys.excepthook
+    if getattr(previous, _ONE_LINE, False):
+        return
+
+    def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        if getattr(value, _ONE_LINE, False):
+            sys.stderr.write(f"error: {value}\n")
+        else:
+            previous(kind, value, tb)
+
+    setattr(hook, _ONE_LINE, True)
+    sys.excepthook = hook

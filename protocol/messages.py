@@ -308,6 +308,10 @@ class ForcedMove(_Message):
 class MatchEnd(_Message):
     type: Literal["match_end"] = "match_end"
     match_id: str
+    game: str | None = Field(
+        default=None,
+        description="the match's game, as in match_start (so a bot can join its queue again)",
+    )
     payoffs: list[float]
     termination: Termination
     at_fault: int | None = Field(description="seat whose fault ended the match, if any")

@@ -422,6 +422,7 @@ def _ping(obs: Observations) -> Item:
         return _skip(key, "no ping was sent to it")
     rtts: list[float] = []
     unanswered: list[str] = []
+    late = 0  # sent too close to the end of their connection to count either way
     used: set[int] = set()
     for ping, ping_id in pings:
         link = links[ping.link]
@@ -441,6 +442,8 @@ def _ping(obs: Observations) -> Item:
         if end - ping.at >= PING_GRACE_S:
             who = "the checker's" if ping.note == "injected" else "the arena's"
             unanswered.append(f"{who} ping {ping_id}")
+        else:
+            late += 1
     wrong = [
         repr(i)
         for pairs in pongs.values()
@@ -451,7 +454,16 @@ def _ping(obs: Observations) -> Item:
         parts = []
         if unanswered:
             shown = ", ".join(unanswered[:4])
-            parts.append(f"left {len(unanswered)} of {len(pings)} pings unanswered ({shown})")
+            counted = len(pings) - late
+            parts.append(
+                f"answered {len(rtts)} of {counted} pings ({len(unanswered)} unanswered: {shown})"
+                + (
+                    f"; {late} more sent less than {PING_GRACE_S:g} s before the connection "
+                    "ended are not counted"
+                    if late
+                    else ""
+                )
+            )
         if wrong:
             parts.append(f"sent pongs with ids no ping had ({', '.join(wrong[:4])})")
         return _fail(
@@ -796,10 +808,21 @@ def _idle_in_two(
     for match, other in ((matches[0], matches[1]), (matches[1], matches[0])):
         begin = min((at for m, at, _, _ in wire.starts if m == other.match_id), default=None)
         end = wire.ended.get(other.match_id, obs.ended_at)
+        tc = match.time_control
+        allowed_s = (tc.move_ms + tc.bank_ms) / 1000
         during = [
             t
             for t in wire.turns.get(match.match_id, [])
-            if begin is not None and begin <= t.opened_at <= end and not _cut_unsent(t)
+            if begin is not None
+            and begin <= t.opened_at <= end
+            and not _cut_unsent(t)
+            # A turn the match's end took away while the bot still had time for it (the
+            # checker resigned) shows nothing: a slow bot is the time item's, not this one's.
+            and not (
+                t.closed == "ended"
+                and t.closed_at is not None
+                and t.closed_at - t.opened_at < allowed_s
+            )
         ]
         if during and not any(t.responded for t in during):
             excused = during

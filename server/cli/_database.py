@@ -21,9 +21,10 @@ def sqlite_file(db_url: str) -> Path | None:
     return Path(url.database)
 
 
-def database_url(db: str | None, *, init_db: bool = False) -> str:
+def database_url(db: str | None, *, init_db: bool = False, elsewhere: str = "") -> str:
     """The database URL to use; says which on stderr, and refuses a missing SQLite file unless
-    ``init_db`` (exit status 1, naming the path looked for and how to point at the right one)."""
+    ``init_db`` (exit status 1, naming the path looked for and how to point at the right one;
+    ``elsewhere`` adds another way, such as --url)."""
     from server.settings import Settings
 
     url = Settings.from_env(db_url=db).db_url
@@ -40,8 +41,8 @@ def database_url(db: str | None, *, init_db: bool = False) -> str:
             typer.echo(
                 f"error: no arena database at {shown} (from {source}). Run this where "
                 "`arena serve` runs (it prints its database when it starts), or point at that "
-                "database with --db PATH or ARENA_DB_URL; to start a new empty database here, "
-                "add --init-db to `arena bots create`.",
+                f"database with --db PATH or ARENA_DB_URL{' ' + elsewhere if elsewhere else ''}; "
+                "to start a new empty database here, add --init-db to `arena bots create`.",
                 err=True,
             )
             raise typer.Exit(1)

@@ -85,7 +85,7 @@ def _local(db: str | None, game: str, limit: int, offset: int) -> dict[str, Any]
 
     provisional = Settings.from_env().provisional_matches
     return run_in_session(
-        database_url(db),
+        database_url(db, elsewhere="or, to read a running server's, --url http://HOST:PORT"),
         lambda s: report.leaderboard(s, game, limit=limit, offset=offset, provisional=provisional),
     )
 
@@ -134,12 +134,20 @@ def print_leaderboard(data: dict[str, Any]) -> None:
             }
         )
     console = Console()
+    total, shown_rows = data["total"], len(rows)
+    first = data.get("offset", 0) + 1
+    if not rows:
+        if total:
+            console.print(f"{data['game']}: {total} rated bot(s), none from row {first} on")
+        else:
+            console.print(f"{data['game']}: no rated bot yet (no rated match finished)")
+        return
+    span = "" if shown_rows == total else f", showing {first}-{first + shown_rows - 1}"
     columns = ["#", "bot", "rating", "mu", "sigma", "W-D-L", "faults", "last (UTC)"]
     for drop in range(len(_OPTIONAL) + 1):
         shown = [c for c in columns if c not in _OPTIONAL[:drop]]
         table = Table(
-            title=f"{data['game']}: {data['total']} rated bot(s), ranked by mu - 3 sigma",
-            caption=_caption(data, shown),
+            title=f"{data['game']}: {total} rated bot(s){span}, ranked by mu - 3 sigma",
             box=box.SIMPLE_HEAD,
         )
         for name in shown:
@@ -150,6 +158,9 @@ def print_leaderboard(data: dict[str, Any]) -> None:
         if natural.maximum <= console.width:
             break
     console.print(table)
+    # Below the table, left-aligned and wrapped at the terminal: a caption would be centred and
+    # wrapped at the table's width.
+    console.print(_caption(data, shown), style="dim", overflow="fold")
 
 
 def _caption(data: dict[str, Any], shown: list[str]) -> str:

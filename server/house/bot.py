@@ -22,6 +22,9 @@ from pydantic import ValidationError
 
 from protocol.errors import ErrorCode
 from protocol.messages import (
+    AcceptChallenge,
+    ChallengeReceived,
+    DeclineChallenge,
     ErrorMessage,
     JoinLobby,
     MakeMove,
@@ -78,6 +81,9 @@ class HouseBot:
             self._matches[message.match_id] = message.game
         elif isinstance(message, MatchEnd):
             self._ended(message.match_id)
+        elif isinstance(message, ChallengeReceived):
+            # Answered after the referee has finished sending it (it calls us mid-challenge).
+            asyncio.get_running_loop().call_soon(self._answer_challenge, message)
         elif isinstance(message, ErrorMessage) and message.code != ErrorCode.stale_ply:
             log.warning(
                 "house bot %s was told %s: %s", self.bot_name, message.code, message.message
@@ -102,6 +108,32 @@ class HouseBot:
         self._thinking.clear()
 
     # --- playing ----------------------------------------------------------------------------
+
+    def _answer_challenge(self, challenge: ChallengeReceived) -> None:
+        """Accept a challenge in a game it plays while it has room (below house_max_matches),
+        as lichess's bots do: a student may ask for a match against a given house bot."""
+        if self.closed:
+            return
+        room = self._referee.house_max_matches - self._referee.playing(self.bot_id)
+        if challenge.game not in self.spec.games:
+            plays = ", ".join(sorted(self.spec.games))
+            reason = f"{self.bot_name} plays {plays}, not {challenge.game}"
+        elif room <= 0:
+            reason = (
+                f"{self.bot_name} already plays {self._referee.playing(self.bot_id)} matches "
+                "(its most); try again later or join the lobby"
+            )
+        else:
+            reason = None
+        try:
+            if reason is None:
+                self._referee.accept(self, AcceptChallenge(challenge_id=challenge.challenge_id))
+            else:
+                self._referee.decline(
+                    self, DeclineChallenge(challenge_id=challenge.challenge_id, reason=reason)
+                )
+        except RefereeError as exc:  # withdrawn meanwhile, or the server is stopping
+            log.debug("house bot %s: challenge %s: %s", self.bot_name, challenge.challenge_id, exc)
 
     def join_queues(self) -> None:
         """House self-play: wait in the default queue of each of its games it plays no match of."""

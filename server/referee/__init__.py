@@ -177,6 +177,9 @@ class Referee:
         The caller logs in right after (no await in between), so a revocation cannot slip
         between this check and the login.
         """
+        # A token never holds whitespace: what surrounds it was pasted along (a newline from
+        # a file, a space from a chat message), not typed on purpose.
+        token = token.strip()
         if not token:
             raise RefereeError(ErrorCode.bad_token, "the token matches no bot")
         while True:

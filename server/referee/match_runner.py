@@ -455,6 +455,7 @@ class MatchRunner:
             )
         self.result = MatchEnd(
             match_id=self.match_id,
+            game=self.game.name,
             payoffs=payoffs,
             termination=termination,
             at_fault=at_fault,

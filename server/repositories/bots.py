@@ -113,7 +113,8 @@ async def bot_by_token(session: AsyncSession, token: str) -> Bot | None:
 
 
 async def bot_by_name(session: AsyncSession, name: str) -> Bot | None:
-    return await session.scalar(select(Bot).where(Bot.name == name))
+    """The bot of that name, whatever its case (names are unique whatever their case)."""
+    return await session.scalar(select(Bot).where(Bot.name_key == name.lower()))
 
 
 async def list_bots(session: AsyncSession) -> Sequence[Bot]:

@@ -403,7 +403,9 @@ async def list_matches(
     if bot is not None:
         query = query.where(
             Match.id.in_(
-                select(Seat.match_id).join(Bot, Seat.bot_id == Bot.id).where(Bot.name == bot)
+                select(Seat.match_id)
+                .join(Bot, Seat.bot_id == Bot.id)
+                .where(Bot.name_key == bot.lower())
             )
         )
     total = await session.scalar(select(func.count()).select_from(query.subquery())) or 0

@@ -43,7 +43,7 @@ EXPECTED = {
 
 #: What the failure says, in the bot's case.
 SAYS = {
-    "no_pong": "pings unanswered",
+    "no_pong": "unanswered: the arena's ping",
     "stale_ply": "while its turn was ply",
     "illegal": "illegal or unreadable move",
     "sleeper": "timeout(s)",

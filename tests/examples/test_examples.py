@@ -104,3 +104,24 @@ async def test_ctrl_c_stops_the_python_example_without_a_traceback(live_server: 
     text = "".join(err) + rest.decode()
     assert proc.returncode == 130, text
     assert "stopped by Ctrl+C" in text and "Traceback" not in text, text
+
+
+async def test_the_python_example_says_a_misconfiguration_in_one_line(live_server: Any) -> None:
+    # A bad token, an unknown game, an http:// URL: what to fix, not a traceback.
+    _, token = live_server.create_bot()
+    http_url = live_server.ws_url.replace("ws://", "http://")
+    for url, bot_token, game, says in [
+        (live_server.ws_url, "not-a-token", GAME, "error: bad_token: the token matches no bot"),
+        (live_server.ws_url, token, "chess", "error: unknown_game"),
+        (http_url, token, GAME, "is not a WebSocket URL: use ws://HOST:PORT/ws"),
+    ]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(EXAMPLES / "random_bot.py"), url, bot_token, game,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        text = err.decode()
+        assert proc.returncode == 1, text
+        assert "Traceback" not in text, text
+        last = text.strip().splitlines()[-1]
+        assert last.startswith("error: ") and says in last, text

@@ -165,6 +165,12 @@ async def test_bad_and_missing_tokens_and_versions(
     await bot.send({"type": "hello", "protocol": 1})
     assert "token" in (await bot.expect_error("invalid_message"))["message"]
     await bot.close()
+    # Whitespace pasted along with a token (a newline from a file, a leading space) is ignored.
+    for pasted in (token + "\n", " " + token, "\t" + token + " \r\n"):
+        bot = await WsBot.connect(live_server.ws_url)
+        await bot.send({"type": "hello", "protocol": 1, "token": pasted})
+        assert (await bot.expect("welcome"))["type"] == "welcome"
+        await bot.close()
     # A disabled bot is refused too.
     name, token = live_server.create_bot()
     response = live_server.api("PATCH", f"/api/bots/{name}", admin=True, json={"enabled": False})

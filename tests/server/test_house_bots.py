@@ -178,6 +178,37 @@ def proc_gone(pid: int) -> bool:
 # --- playing --------------------------------------------------------------------------------
 
 
+async def test_a_house_bot_accepts_a_challenge_in_its_game_and_declines_others(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    srv = start_server(
+        house_bots="connect_four=random", house_workers=1, house_max_matches=1
+    )
+    await warm(srv)
+    name, token = srv.create_bot("cara")
+    bot = await WsBot.connect(srv.ws_url, token)
+    # Its game: a match at once (a challenge: unrated unless the server rates challenges).
+    await bot.send({"type": "challenge", "game": C4, "opponents": ["house-random"],
+                    "time_control": {"move_ms": 500, "bank_ms": 0}})  # fmt: skip
+    await bot.expect("challenge_sent")
+    start = await bot.expect("match_start", timeout=10)
+    assert opponent(start, name) == "house-random" and start["game"] == C4
+    # At its most matches (1 here): declined with why, never left unanswered.
+    await bot.send({"type": "challenge", "game": C4, "opponents": ["house-random"]})
+    await bot.expect("challenge_sent")
+    declined = await bot.expect("challenge_declined", timeout=10)
+    assert declined["by"] == "house-random" and "try again later" in declined["reason"]
+    # A game it does not play: declined, naming the games it plays.
+    await bot.send({"type": "challenge", "game": "othello", "opponents": ["house-random"]})
+    await bot.expect("challenge_sent")
+    declined = await bot.expect("challenge_declined", timeout=10)
+    assert declined["reason"] == "house-random plays connect_four, not othello"
+    end = await bot.play(start["match_id"])
+    assert end["termination"] == "normal"
+    record = srv.api("GET", f"/api/matches/{start['match_id']}").json()
+    assert (record["origin"], record["rated"]) == ("challenge", False)
+
+
 async def test_a_lone_bot_meets_a_house_bot_within_five_seconds(
     start_server: Callable[..., LiveServer],
 ) -> None:

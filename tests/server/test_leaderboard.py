@@ -6,6 +6,7 @@ import io
 import json
 import os
 from contextlib import redirect_stdout
+from pathlib import Path
 from unittest.mock import patch
 
 import pytest
@@ -106,6 +107,9 @@ async def test_bad_requests_get_coded_errors(
 async def test_a_bot_page_has_ratings_recent_matches_and_head_to_head(ladder: LiveServer) -> None:
     page = ladder.api("GET", "/api/bots/bob").json()
     assert page["name"] == "bob" and page["house"] is False and page["matches"] == 4
+    # Names are unique whatever their case, so any case finds the bot.
+    assert ladder.api("GET", "/api/bots/BOB").json()["name"] == "bob"
+    assert ladder.api("GET", "/api/matches?bot=Bob").json()["total"] == 4
     (rating,) = page["ratings"]
     assert (rating["game"], rating["ranked"]) == ("tic_tac_toe", 4)
     assert 1 < rating["rank"] < 4
@@ -171,6 +175,21 @@ def test_the_table_never_cuts_a_bot_name_on_an_80_column_terminal(ladder: LiveSe
         for row in data["ranking"]:
             assert row["bot"] in text
     assert "last (UTC)" in text and "not shown at this width" not in text  # 160: everything
+    # A page says which rows of how many; an empty board says so in words.
+    page = ladder.api("GET", "/api/leaderboard/tic_tac_toe?limit=2&offset=1").json()
+    with redirect_stdout(io.StringIO()) as out:
+        print_leaderboard(page)
+    assert "4 rated bot(s), showing 2-3, ranked by" in out.getvalue()
+    empty = ladder.api("GET", "/api/leaderboard/othello").json()
+    with redirect_stdout(io.StringIO()) as out:
+        print_leaderboard(empty)
+    assert out.getvalue().strip() == "othello: no rated bot yet (no rated match finished)"
+
+
+def test_arena_leaderboard_without_a_database_points_at_url(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["leaderboard", "tic_tac_toe", "--db", str(tmp_path / "no.db")])
+    assert result.exit_code == 1
+    assert "no arena database at" in result.output and "--url http://HOST:PORT" in result.output
 
 
 def test_arena_ratings_rebuild_gives_the_same_numbers(ladder: LiveServer) -> None:

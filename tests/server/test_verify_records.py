@@ -132,6 +132,7 @@ async def test_the_kit_checks_the_dice_at_match_end(
             # match_start committed to the seed that match_end revealed.
             assert view.start.dice_commitment == record["dice"]["commitment"]
             assert end.seed == record["dice"]["seed"]
+            assert end.game == game  # match_end names its game, for the bot's next join
             assert view.dice_verified is True, game
             if game == "backgammon":
                 seen = [ply for ply, (seat, _) in view.events.items() if seat is None]
