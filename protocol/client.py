@@ -48,6 +48,7 @@ import threading
 import time
 import typing
 import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -268,6 +269,19 @@ def read_server_message(frame: str | bytes) -> ServerMessage:
         if known is not None and not known.issuperset(data):
             data = {key: value for key, value in data.items() if key in known}
     return server_message_adapter.validate_python(data)
+
+
+def _match_status(ws_url: str, match_id: str) -> str | None:
+    """``status`` of GET /api/matches/{id} on the server behind a bot's WebSocket URL
+    (ws://HOST:PORT/ws -> http://HOST:PORT); blocking, for a worker thread."""
+    parts = urllib.parse.urlsplit(ws_url)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    path = parts.path.removesuffix("/").removesuffix("/ws")
+    quoted = urllib.parse.quote(match_id, safe="")
+    address = f"{scheme}://{parts.netloc}{path}/api/matches/{quoted}"
+    with urllib.request.urlopen(address, timeout=5) as response:
+        status = json.loads(response.read()).get("status")
+    return status if isinstance(status, str) else None
 
 
 def check_dice(view: MatchView, end: MatchEnd) -> bool | None:
@@ -641,6 +655,12 @@ class BotClient:
         #: Matches that ended ``aborted`` (the server stopped): they are in ``results`` but do not
         #: count towards ``games``, so the bot plays another match for each.
         self.aborted = 0
+        #: Of ``lost_track``, those the server's record says were aborted (a crash): they do
+        #: not count towards ``games`` either.
+        self.lost_aborted = 0
+        #: Lost matches whose record is being looked up (GET /api/matches/{id}).
+        self._looking_up: set[str] = set()
+        self._lookups: set[asyncio.Task[None]] = set()
         self._ws: ClientConnection | None = None
         self._ping_ids = itertools.count(1)
         self._last_heard = time.monotonic()
@@ -1298,6 +1318,30 @@ class BotClient:
         log.warning("match %s is over (%s); its result is in GET /api/matches", match_id, why)
         if self._failure is not None and not self.matches:
             self.stop()
+        # Whether it counts towards games: a match the server aborted (it crashed) does not.
+        self._looking_up.add(match_id)
+        task = asyncio.create_task(self._look_up(match_id))
+        self._lookups.add(task)
+        task.add_done_callback(self._lookups.discard)
+        self._wake.set()
+
+    async def _look_up(self, match_id: str) -> None:
+        """Read a lost match's status from the server's REST API (the same host as the bot's
+        WebSocket): an aborted one is played again, as a match_end ``aborted`` would be."""
+        try:
+            status = await asyncio.to_thread(_match_status, self.url, match_id)
+        except Exception as exc:  # no REST API there, or no answer: count it as played
+            log.info("could not read the record of match %s (%s): counted as played", match_id, exc)
+            status = None
+        finally:
+            self._looking_up.discard(match_id)
+        if status == "aborted":
+            self.lost_aborted += 1
+            log.warning(
+                "match %s was aborted (the server stopped): it does not count towards games=%d",
+                match_id,
+                self.games,
+            )
         self._check_done()
         self._wake.set()
 
@@ -1320,7 +1364,7 @@ class BotClient:
 
     def _wanted(self) -> int:
         """How many more matches to ask for now."""
-        if self.games and self.started - self.aborted >= self.games:
+        if self.games and self.started - self.aborted - self.lost_aborted >= self.games:
             return 0
         return max(0, self.concurrent - len(self.matches))
 
@@ -1347,7 +1391,7 @@ class BotClient:
                 f"it plays with at least {self.min_move_ms} ms per move (min_move_ms), and the "
                 f"challenge gives {message.time_control.move_ms} ms"
             )
-        if self.games and self.started - self.aborted >= self.games:
+        if self.games and self.started - self.aborted - self.lost_aborted >= self.games:
             return f"it has played the {self.games} matches it was started for"
         if len(self.matches) >= self.concurrent:
             return f"it already plays {len(self.matches)} matches (concurrent={self.concurrent})"
@@ -1461,10 +1505,11 @@ class BotClient:
         return max(0.005, wait)
 
     def _check_done(self) -> None:
-        finished = len(self.results) - self.aborted + len(self.lost_track)
-        if self.games and finished >= self.games and not self.matches:
-            self._done.set()
-            self._wake.set()
+        finished = len(self.results) - self.aborted + len(self.lost_track) - self.lost_aborted
+        if self.games and finished >= self.games and not self.matches and not self._looking_up:
+            # stop() closes the connection too: done may come from a task of its own (a
+            # lookup), while the read loop waits for the next frame.
+            self.stop()
 
 
 def run_bot(

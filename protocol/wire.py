@@ -81,7 +81,7 @@ def _refusal(error: ValidationError, text: str | bytes) -> WireError:
     first = errors[0]
     kind = first["type"]
     if kind == "json_invalid":
-        why = first["msg"]
+        why = first["msg"].removeprefix("Invalid JSON: ")  # pydantic's own "not valid JSON"
         if "surrogate" in why or "hex escape" in why:
             why = (
                 "a \\u escape is cut short, or is a lone UTF-16 surrogate (such as \\ud800) "

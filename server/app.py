@@ -19,7 +19,9 @@ import uvicorn
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import Mount, WebSocketRoute
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route, WebSocketRoute
 
 from protocol.messages import MAX_FRAME_BYTES
 from server.api import routes as api_routes
@@ -128,7 +130,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
             server_mark.release(mark)
 
     app = Starlette(
-        routes=[Mount("/api", routes=api_routes), WebSocketRoute("/ws", bot_websocket)],
+        routes=[
+            Mount("/api", routes=api_routes),
+            WebSocketRoute("/ws", bot_websocket),
+            Route("/ws", websocket_only),  # a browser or curl at the bots' address
+        ],
         exception_handlers=exception_handlers,
         middleware=[Middleware(InternalErrorMiddleware)],
         lifespan=lifespan,
@@ -136,6 +142,22 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.settings = settings
     app.state.sessions = set()
     return app
+
+
+async def websocket_only(request: Request) -> JSONResponse:
+    """426 at the bots' address for an HTTP request: say what the address is for."""
+    return JSONResponse(
+        {
+            "error": {
+                "code": "bad_request",
+                "message": "this is where bots connect over WebSocket (ws://HOST:PORT/ws, with "
+                "hello as the first message; docs/protocol.md); a browser cannot open it. The "
+                "REST API is under /api (for example /api/matches)",
+            }
+        },
+        status_code=426,
+        headers={"Upgrade": "websocket"},
+    )
 
 
 class ArenaServer(uvicorn.Server):
@@ -151,6 +173,13 @@ class ArenaServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: Starlette) -> None:
         super().__init__(config)
         self.app = app
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        # At the signal, not at uvicorn's next tick (up to 0.1 s later): no match starts now.
+        referee: Referee | None = getattr(self.app.state, "referee", None)
+        if referee is not None:
+            referee.closing = True
+        super().handle_exit(sig, frame)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in self.servers:

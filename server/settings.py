@@ -7,8 +7,10 @@ and one ``ARENA_<FIELD>`` per other field below (e.g. ``ARENA_HEARTBEAT_MISSES``
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
+import sys
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -111,6 +113,17 @@ class Settings:
     #: on a class server it would spend the CPU on the house's own ladder).
     house_self_play: bool = False
 
+    def __post_init__(self) -> None:
+        # A value that cannot work is refused at once, naming the variable, rather than every
+        # bot being closed a second later (ARENA_HEARTBEAT_S=0) or the port wrapping around.
+        for name, low, strict, why in _BOUNDS:
+            value = getattr(self, name)
+            if value < low or (strict and value == low):
+                bound = f"more than {low:g}" if strict else f"at least {low:g}"
+                raise SettingsError(f"ARENA_{name.upper()}={value!r}: expected {bound}{why}")
+        if self.port > 65535:
+            raise SettingsError(f"ARENA_PORT={self.port!r}: expected a port, 0..65535")
+
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from ``ARENA_*`` environment variables; keyword overrides win."""
@@ -121,6 +134,7 @@ class Settings:
             if raw is None or raw == "":
                 continue
             values[f.name] = _parse(f"ARENA_{f.name.upper()}", raw, f.default)
+        _warn_unknown(env)
         values.update({k: v for k, v in overrides.items() if v is not None})
         if "db_url" in values:
             values["db_url"] = normalize_db_url(values["db_url"])
@@ -154,3 +168,51 @@ def _parse(name: str, raw: str, default: Any) -> Any:
     else:
         return raw
     raise SettingsError(f"{name}={raw!r}: expected {expected}")
+
+
+#: (field, lowest value, whether the lowest itself is refused, why): the values that can work.
+_BOUNDS: tuple[tuple[str, float, bool, str], ...] = (
+    ("port", 0, False, " (0: any free port)"),
+    ("hello_timeout_s", 0, True, ""),
+    ("heartbeat_s", 0, True, ""),
+    ("heartbeat_misses", 1, False, ""),
+    ("max_outbound_frames", 16, False, " (a match keeps several messages in flight)"),
+    ("max_outbound_bytes", 65536, False, " (a message may be up to 64 KiB)"),
+    ("send_timeout_s", 0, True, ""),
+    ("max_latency_grace_ms", 0, False, ""),
+    ("rate_limit_per_s", 0, True, ""),
+    ("rate_limit_burst", 1, False, ""),
+    ("max_queues_per_bot", 1, False, ""),
+    ("max_challenges_per_bot", 1, False, ""),
+    ("http_request_timeout_s", 0, True, ""),
+    ("rating_sigma", 0, True, ""),
+    ("rating_beta", 0, True, ""),
+    ("rating_tau", 0, False, ""),
+    ("provisional_matches", 0, False, ""),
+    ("pairing_window", 0, False, ""),
+    ("pairing_widen_per_s", 0, False, ""),
+    ("pairing_max_wait_s", 0, False, ""),
+    ("pairing_candidates", 1, False, ""),
+    ("pairing_tick_s", 0, True, ""),
+    ("house_wait_s", 0, False, ""),
+    ("house_workers", 0, False, " (0: one per core but one)"),
+    ("house_max_matches", 1, False, ""),
+)
+
+_warned: set[str] = set()
+
+#: ARENA_* variables that are not server settings but are read by other commands.
+_NOT_SETTINGS = frozenset({"ARENA_BOT_TOKEN", "ARENA_CHECKER_TOKEN"})
+
+
+def _warn_unknown(env: Any) -> None:
+    """Say on stderr which ARENA_* variables name no setting (a typo is otherwise silent:
+    ARENA_HOUSEBOTS=none would start every house bot), with the closest real name."""
+    known = {f"ARENA_{f.name.upper()}" for f in fields(Settings)} | _NOT_SETTINGS
+    for name in sorted(k for k in env if k.startswith("ARENA_") and k not in known):
+        if name in _warned:
+            continue  # once per process, though settings are read more than once
+        _warned.add(name)
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        print(f"warning: {name} is not an arena setting, ignored{hint}", file=sys.stderr)

@@ -361,7 +361,9 @@ def _accepts(obs: Observations) -> Item:
             key,
             "; ".join((declined + unanswered)[:3]),
             f"in direct mode the bot must accept challenges from {obs.checker} and play two "
-            f"at once (kit: accept_challenges=[{obs.checker!r}], concurrent=2; arena agent: "
+            "at once: answer challenge_received with "
+            '{"type": "accept", "challenge_id": ...} '
+            f"(kit: accept_challenges=[{obs.checker!r}], concurrent=2; arena agent: "
             f"--accept-from {obs.checker} --concurrent 2), or be checked through the relay",
         )
     return _pass(key, f"accepted all {len(obs.matches)} challenges")

@@ -10,6 +10,8 @@ from typing import Any
 
 import typer
 
+from server.db.sqlite_file import problem
+
 
 def sqlite_file(db_url: str) -> Path | None:
     """The file of an SQLite URL (None for another database or an in-memory one)."""
@@ -36,7 +38,11 @@ def database_url(db: str | None, *, init_db: bool = False, elsewhere: str = "") 
         source = "the default: arena.db in the current directory"
     path = sqlite_file(url)
     shown = str(path.resolve()) if path is not None else url
-    if path is not None and not path.is_file():
+    refused = problem(path) if path is not None else None
+    if refused is not None:
+        typer.echo(f"error: {refused}; give the arena's database with --db PATH", err=True)
+        raise typer.Exit(1)
+    if path is not None and (not path.is_file() or path.stat().st_size == 0):
         if not init_db:
             typer.echo(
                 f"error: no arena database at {shown} (from {source}). Run this where "

@@ -86,7 +86,7 @@ def format_replay(data: dict[str, Any]) -> str:
             head = f"ply {step['ply']}: chance {step['move']}"
         else:
             who = f"seat {step['seat']} ({bots.get(step['seat'], '?')})"
-            head = f"ply {step['ply']}: {who} plays {step['move']}"
+            head = f"ply {step['ply']}: {who} plays {_safe(str(step['move']))}"
             if step.get("think_ms") is not None:
                 head += f"  [{step['think_ms']} ms]"
             if step.get("forced"):
@@ -122,6 +122,13 @@ PV_SHOWN = 8
 COMMENT_SHOWN = 80
 
 
+def _safe(text: str) -> str:
+    """``text`` with every control or invisible character (newline, BEL, NUL, a right-to-left
+    override) written as an escape: a bot's info cannot forge lines of the replay or drive the
+    reader's terminal."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def format_info(info: dict[str, Any] | None) -> str:
     """A move's info (what the bot sent with it) in one line, or "" when it sent none.
 
@@ -139,8 +146,8 @@ def format_info(info: dict[str, Any] | None) -> str:
     pv = info.get("pv") or []
     if pv:
         more = f" ... ({len(pv)} moves)" if len(pv) > PV_SHOWN else ""
-        parts.append("pv " + " ".join(str(m) for m in pv[:PV_SHOWN]) + more)
-    comment = " ".join(str(info.get("comment") or "").split())
+        parts.append("pv " + " ".join(_safe(str(m)) for m in pv[:PV_SHOWN]) + more)
+    comment = _safe(" ".join(str(info.get("comment") or "").split()))
     if comment:
         if len(comment) > COMMENT_SHOWN:
             comment = comment[: COMMENT_SHOWN - 3] + "..."

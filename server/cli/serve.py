@@ -26,6 +26,14 @@ def register(app: typer.Typer) -> None:
         from server.settings import Settings
 
         settings = Settings.from_env(host=host, port=port, db_url=db)
+        from server.cli._database import sqlite_file
+        from server.db.sqlite_file import problem
+
+        path = sqlite_file(settings.db_url)
+        refused = problem(path) if path is not None else None
+        if refused is not None:
+            typer.echo(f"error: {refused}; give another --db", err=True)
+            raise typer.Exit(1)
         other = running_server(settings.db_url)
         if other is not None:
             typer.echo(

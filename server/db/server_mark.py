@@ -125,17 +125,30 @@ def _alive(pid: int, process_start: str | None) -> bool:
         return False
     except PermissionError:
         pass  # it exists, as another user's process
+    if _state(pid) == "Z":
+        return False  # killed, not yet reaped by its parent: it holds nothing any more
     if process_start is None:
         return True
     now = _process_start(pid)
     return now is None or now == process_start
 
 
-def _process_start(pid: int) -> str | None:
-    """Field 22 of /proc/PID/stat (start time in clock ticks since boot), or None off Linux."""
+def _state(pid: int) -> str | None:
+    """Field 3 of /proc/PID/stat (R, S, Z, ...), or None off Linux."""
+    fields = _stat_fields(pid)
+    return fields[0] if fields else None
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat from field 3 on (after "pid (comm) "), or None off Linux."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rfind(")") + 2 :].split()  # after "pid (comm) ": state is field 3
-    return fields[19] if len(fields) > 19 else None
+    return stat[stat.rfind(")") + 2 :].split()
+
+
+def _process_start(pid: int) -> str | None:
+    """Field 22 of /proc/PID/stat (start time in clock ticks since boot), or None off Linux."""
+    fields = _stat_fields(pid)
+    return fields[19] if fields and len(fields) > 19 else None

@@ -53,6 +53,7 @@ from protocol.messages import (
     Resign,
     TimeControl,
 )
+from protocol.wire import clip
 from server import time_controls
 from server.db.database import Database
 from server.ratings import RatingBook, RatingModel
@@ -153,9 +154,7 @@ class Referee:
         self._stop_ticker()
         runners = list(self.matches.values())
         await self.stop()
-        aborted = sum(
-            r.result is not None and r.result.termination == "aborted" for r in runners
-        )
+        aborted = sum(r.result is not None and r.result.termination == "aborted" for r in runners)
         closing = RefereeError(
             ErrorCode.shutting_down, "the server is shutting down; reconnect later"
         ).to_message(fatal=True)
@@ -166,7 +165,7 @@ class Referee:
         log.info(
             "shutting down: %d match(es) aborted, %d bot(s) disconnected",
             aborted,
-            len(connections),
+            sum(not self.is_house(conn.bot_id) for conn in connections),  # not the server's own
         )
 
     # --- sessions -----------------------------------------------------------------------
@@ -423,12 +422,12 @@ class Referee:
             )
         opponents: list[Party] = []
         for name in message.opponents:
-            if name == conn.bot_name:
+            if name.lower() == conn.bot_name.lower():
                 raise RefereeError(ErrorCode.unknown_bot, "a bot cannot challenge itself")
             other = self.connections.by_name(name)
             if other is None:
                 raise RefereeError(
-                    ErrorCode.unknown_bot, f"no bot named {name!r} is connected right now"
+                    ErrorCode.unknown_bot, f"no bot named {clip(repr(name))} is connected right now"
                 )
             opponents.append(Party(other.bot_id, other.bot_name))
         pending = self.challenges.create(
@@ -481,7 +480,7 @@ class Referee:
         if pending is None:
             raise RefereeError(
                 ErrorCode.unknown_challenge,
-                f"no pending challenge {challenge_id!r} names this bot as an opponent",
+                f"no pending challenge {clip(repr(challenge_id))} names this bot as an opponent",
             )
         return pending
 
@@ -554,13 +553,22 @@ class Referee:
             self._returning.setdefault(key, {}).update((b, ended) for b in queued)
 
     def move(self, conn: BotConnection, message: MakeMove, received_at: float) -> None:
-        self._runner(message.match_id).submit(conn.bot_id, message, received_at)
+        runner = self._runner(message.match_id)
+        if runner is not None:
+            runner.submit(conn.bot_id, message, received_at)
 
     def resign(self, conn: BotConnection, message: Resign) -> None:
-        self._runner(message.match_id).resign(conn.bot_id)
+        runner = self._runner(message.match_id)
+        if runner is not None:
+            runner.resign(conn.bot_id)
 
-    def _runner(self, match_id: str) -> MatchRunner:
+    def _runner(self, match_id: str) -> MatchRunner | None:
+        """The running match; None for one that is ending (its result is being stored and its
+        match_end comes next: a move or resign that crossed it is dropped without a word, as
+        ``unknown_match`` would tell a bot the match is gone before it hears how it ended)."""
         runner = self.matches.get(match_id)
+        if runner is not None and runner.finished and runner.result is None:
+            return None
         if runner is None or runner.finished:
             raise RefereeError(
                 ErrorCode.unknown_match, f"no running match has id {match_id!r}", match_id
@@ -581,7 +589,9 @@ def _game(name: str) -> games.Game:
     try:
         return games.get(name)
     except ValueError as e:
-        raise RefereeError(ErrorCode.unknown_game, str(e)) from None
+        raise RefereeError(
+            ErrorCode.unknown_game, str(e).replace(repr(name), clip(repr(name)))
+        ) from None
 
 
 def _time_control(game: games.Game, requested: TimeControl | None) -> TimeControl:

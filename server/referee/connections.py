@@ -73,8 +73,10 @@ class ConnectionRegistry:
         return self._by_bot.get(conn.bot_id) is conn
 
     def by_name(self, name: str) -> BotConnection | None:
+        """The connected bot of that name, whatever its case (names are unique regardless)."""
+        key = name.lower()
         for conn in self._by_bot.values():
-            if conn.bot_name == name:
+            if conn.bot_name.lower() == key:
                 return conn
         return None
 

@@ -53,6 +53,7 @@ from protocol.messages import (
     TimeControl,
 )
 from protocol.outcomes import drawn_payoffs, forfeit_payoffs
+from protocol.wire import ECHO_CHARS, clip
 from server.db.database import Database
 from server.ratings import service as rating_service
 from server.ratings.book import RatingBook
@@ -83,8 +84,6 @@ class _Resigned:
 
 
 _RESIGNED = _Resigned()
-
-
 
 
 class MatchRunner:
@@ -131,6 +130,8 @@ class MatchRunner:
         # Dice come from the seed alone, each from its ply (protocol/dice.py), so that anyone
         # can re-derive them from the record; forced moves use a stream of their own.
         self._seed_text = str(self.seed)
+        #: Whether the bots were sent match_start (a shutdown may cut a match before that).
+        self._announced = False
         self.dice_commitment = dice.commitment(self._seed_text, match_id)
         # Made on first use: seeding from a string hashes it, and most matches never force.
         self._forcer: random.Random | None = None
@@ -173,11 +174,15 @@ class MatchRunner:
                 self.match_id,
             )
         if message.ply == ply and self._waiter is not None and self._waiter.done():
-            # The move for this ply has arrived and is being played right now: a duplicate.
+            # This ply is being settled right now: by a move that arrived first (a duplicate),
+            # or, when its time ran out, by the referee (a late move).
+            why = (
+                "a move for it was already received"
+                if not self._waiter.cancelled() and self._waiter.result() is not None
+                else "its time ran out just before this move arrived"
+            )
             raise RefereeError(
-                ErrorCode.stale_ply,
-                f"ply {message.ply} is over: a move for it was already received",
-                self.match_id,
+                ErrorCode.stale_ply, f"ply {message.ply} is over: {why}", self.match_id
             )
         if not waiting or self._turn_seat != seat:
             raise RefereeError(
@@ -249,6 +254,7 @@ class MatchRunner:
             )
             for seat, bot in enumerate(self.seats):
                 self._connections.send(bot.bot_id, self._match_start(seat))
+            self._announced = True
             termination, at_fault = await self._play()
             if at_fault is not None:
                 payoffs = forfeit_payoffs(self.game, at_fault)
@@ -308,9 +314,10 @@ class MatchRunner:
             try:
                 move = self._parse(state, answer.move)
             except IllegalMoveError as e:
-                code, why = ErrorCode.illegal_move, str(e)
+                code, why = ErrorCode.illegal_move, _quoted(str(e), answer.move)
             except (InvalidMoveError, ValueError) as e:
-                code, why = ErrorCode.invalid_move, f"{e}; legal moves are {self._legal_list()}"
+                why = f"{_quoted(str(e), answer.move)}; legal moves are {self._legal_list()}"
+                code = ErrorCode.invalid_move
             else:
                 await self._apply(seat, move, think_ms=think_ms, info=answer.info)
                 continue
@@ -471,8 +478,9 @@ class MatchRunner:
             " ".join(f"{b.name}={p:g}" for b, p in zip(self.seats, payoffs, strict=True)),
             "" if at_fault is None else f", {self.seats[at_fault].name} at fault",
         )
-        for bot in self.seats:
-            self._connections.send(bot.bot_id, self.result)
+        if self._announced:  # a match cut before its match_start is stored, not told
+            for bot in self.seats:
+                self._connections.send(bot.bot_id, self.result)
 
     async def _abort(self) -> None:
         if self.finished:
@@ -533,6 +541,11 @@ class MatchRunner:
             f'"since_last":[{since}],"clocks_ms":[{clocks}],'
             f'"move_ms":{move_left},"deadline_ms":{move_left + banks[seat]}}}'
         )
+
+
+def _quoted(message: str, sent: str) -> str:
+    """The game's message about a refused move, quoting at most ECHO_CHARS of what was sent."""
+    return message.replace(sent, clip(sent)) if len(sent) > ECHO_CHARS else message
 
 
 def _expire(waiter: asyncio.Future[Any]) -> None:

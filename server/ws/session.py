@@ -555,7 +555,11 @@ class Session:
         return f"{client[0]}:{client[1]}" if client else "?"
 
     def _who(self) -> str:
-        return f"bot {self.bot_name}" if self.bot_name else f"connection {self._peer()} (no hello)"
+        return (
+            f"bot {self.bot_name}"
+            if self.bot_name
+            else f"connection {self._peer()} (not logged in)"
+        )
 
 
 def printable(text: str, limit: int = 200) -> str:

@@ -94,9 +94,10 @@ class ServerProcess:
         return found
 
 
-def start_server_process(db: Path, **settings: str) -> ServerProcess:
-    """Run `arena serve` on a free port with ``ARENA_<NAME>`` settings; returns once it serves."""
-    port = free_port()
+def start_server_process(db: Path, *, port: int | None = None, **settings: str) -> ServerProcess:
+    """Run `arena serve` on ``port`` (default: a free one) with ``ARENA_<NAME>`` settings;
+    returns once it serves."""
+    port = port or free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env.update({f"ARENA_{k.upper()}": v for k, v in settings.items()})
     env["ARENA_ADMIN_TOKEN"] = ADMIN_TOKEN

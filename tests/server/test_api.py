@@ -54,6 +54,10 @@ def test_games_lists_every_game_with_default_time_control_and_limits(live_server
 def test_unknown_paths_and_methods_are_json_errors(live_server: Any) -> None:
     _error(live_server.api("GET", "/api/nothing"), 404, ErrorCode.not_found)
     _error(live_server.api("DELETE", "/api/games"), 405, ErrorCode.bad_request)
+    # The bots' address opened in a browser (or curl): what it is for, not "nothing here".
+    at_ws = live_server.api("GET", "/ws")
+    _error(at_ws, 426, ErrorCode.bad_request)
+    assert "bots connect over WebSocket" in at_ws.json()["error"]["message"]
 
 
 def test_bot_admin_endpoints_need_the_admin_token(live_server: Any) -> None:

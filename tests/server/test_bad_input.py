@@ -295,3 +295,29 @@ async def test_move_errors_in_a_running_match(
     assert len(moves) == end["plies"]
     await x.close()
     await y.close()
+
+
+async def test_errors_quote_at_most_40_characters_of_what_was_sent(
+    live_server: LiveServer,
+) -> None:
+    _, ta = live_server.create_bot()
+    _, tb = live_server.create_bot()
+    a, b, start_a, _ = await start_pair(
+        live_server.ws_url, ta, tb, move_ms=5000, policy="random_move"
+    )
+    first = a if start_a["your_seat"] == 0 else b
+    turn = await first.expect("turn")
+    long_move = "z" * 200
+    await first.send({"type": "move", "match_id": turn["match_id"], "ply": turn["ply"],
+                      "move": long_move})  # fmt: skip
+    error = await first.expect_error("invalid_move")
+    assert "z" * 40 + "..." in error["message"] and "z" * 41 not in error["message"]
+    long_name = "Q" * 64
+    for frame, code in [
+        ({"type": "challenge", "game": "tic_tac_toe", "opponents": [long_name]}, "unknown_bot"),
+        ({"type": "join", "game": long_name}, "unknown_game"),
+        ({"type": "accept", "challenge_id": long_name}, "unknown_challenge"),
+    ]:
+        await first.send(frame)
+        error = await first.expect_error(code)
+        assert "Q" * 41 not in error["message"], error

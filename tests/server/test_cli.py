@@ -201,6 +201,11 @@ def test_replay_reads_the_server_address_from_what_is_pasted() -> None:
     assert replay.format_info(long) == (
         'score -1.5  pv 0 1 2 3 4 5 6 7 ... (12 moves)  comment "' + "x" * 77 + '..."'
     )
+    # A bot's info cannot forge a line of the replay nor drive the terminal.
+    forged = {"pv": ["b2", "\n\nresult: [1.0, -1.0]"], "comment": "\x1b[2J\x07\x00 ok\u202e"}
+    shown = replay.format_info(forged)
+    assert "\n" not in shown and not any(c in shown for c in "\x1b\x07\x00\u202e")
+    assert shown == 'pv b2 \\n\\nresult: [1.0, -1.0]  comment "\\x1b[2J\\x07\\x00 ok\\u202e"'
 
 
 def test_serve_migrates_prints_the_admin_token_and_serves(tmp_path: Path) -> None:
@@ -297,6 +302,40 @@ def test_a_setting_with_a_typo_is_refused_naming_it(name: str, value: str, says:
     assert Settings.from_env({"ARENA_RATED_CHALLENGES": "YES"}).rated_challenges is True
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("ARENA_PORT", "99999", "expected a port, 0..65535"),
+        ("ARENA_HEARTBEAT_S", "0", "expected more than 0"),
+        ("ARENA_RATE_LIMIT_BURST", "0", "expected at least 1"),
+        ("ARENA_MAX_OUTBOUND_FRAMES", "0", "expected at least 16"),
+        ("ARENA_HOUSE_WORKERS", "-3", "expected at least 0"),
+        ("ARENA_RATING_SIGMA", "0", "expected more than 0"),
+    ],
+)
+def test_a_setting_that_cannot_work_is_refused(name: str, value: str, says: str) -> None:
+    from server.settings import Settings, SettingsError
+
+    with pytest.raises(SettingsError, match=f"^{name}=.*: {says}"):
+        Settings.from_env({name: value})
+
+
+def test_an_unknown_arena_variable_is_named_with_the_closest_setting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from server.settings import Settings
+
+    settings = Settings.from_env({"ARENA_HOUSEBOTS_TYPO_TEST": "none", "ARENA_BOT_TOKEN": "t"})
+    assert settings.house_bots == "default"
+    err = capsys.readouterr().err
+    assert "warning: ARENA_HOUSEBOTS_TYPO_TEST is not an arena setting, ignored" in err
+    assert "ARENA_BOT_TOKEN" not in err  # read by arena agent, not a typo
+    Settings.from_env({"ARENA_PROT": "9200"})
+    assert "ARENA_PROT is not an arena setting, ignored; did you mean ARENA_PORT?" in (
+        capsys.readouterr().err
+    )
+
+
 def test_arena_serve_says_a_bad_setting_in_one_line(tmp_path: Path) -> None:
     env = {**os.environ, "ARENA_PORT": "abc"}
     done = subprocess.run(
@@ -307,3 +346,29 @@ def test_arena_serve_says_a_bad_setting_in_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip() == "error: ARENA_PORT='abc': expected a whole number", done.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_file_that_is_not_the_arenas_database_is_refused_untouched(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as raw:
+        raw.execute("CREATE TABLE notes (x)")
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n")
+    for path, says in [(other, "of something else (tables: notes)"), (text, "not an SQLite")]:
+        before = path.read_bytes()
+        listed = runner.invoke(app, ["bots", "list", "--db", str(path)])
+        assert listed.exit_code == 1 and says in listed.output, listed.output
+        assert "Traceback" not in listed.output
+        served = subprocess.run(
+            [sys.executable, "-c", "from server.cli import main; main()", "serve", "--db",
+             str(path), "--port", "1"],
+            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        )  # fmt: skip
+        assert served.returncode == 1 and says in served.stderr, served.stderr
+        assert path.read_bytes() == before  # nothing was written into it
+    # An empty file counts as no database: refused without --init-db, made one with it.
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    assert runner.invoke(app, ["bots", "list", "--db", str(empty)]).exit_code == 1
+    made = runner.invoke(app, ["bots", "create", "ann", "--db", str(empty), "--init-db"])
+    assert made.exit_code == 0, made.output

@@ -188,7 +188,8 @@ async def test_a_house_bot_accepts_a_challenge_in_its_game_and_declines_others(
     name, token = srv.create_bot("cara")
     bot = await WsBot.connect(srv.ws_url, token)
     # Its game: a match at once (a challenge: unrated unless the server rates challenges).
-    await bot.send({"type": "challenge", "game": C4, "opponents": ["house-random"],
+    # (Named in any case: names are unique whatever their case.)
+    await bot.send({"type": "challenge", "game": C4, "opponents": ["House-Random"],
                     "time_control": {"move_ms": 500, "bank_ms": 0}})  # fmt: skip
     await bot.expect("challenge_sent")
     start = await bot.expect("match_start", timeout=10)

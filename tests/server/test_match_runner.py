@@ -479,3 +479,29 @@ async def test_a_shutdown_while_the_result_is_stored_still_tells_the_bots(
         stored = await match_repo.get_match(session, "shutdownrace")
     assert stored is not None and stored["status"] == "finished"
     assert stored["result"]["termination"] == "normal"
+
+
+async def test_a_move_that_crosses_a_match_ending_is_dropped_without_unknown_match(
+    live_server: LiveServer,
+) -> None:
+    # While a match's result is being stored (a shutdown's abort, a last move), its match_end
+    # is on its way: a move or resign crossing it must not tell the bot "unknown_match" first
+    # (the kit would forget the match, and miscount its games when match_end comes).
+    from types import SimpleNamespace
+
+    from protocol.messages import Resign
+    from server.referee import RefereeError
+
+    referee = live_server.app.state.referee
+    ending = SimpleNamespace(finished=True, result=None)
+    referee.matches["ending"] = ending
+    conn = SimpleNamespace(bot_id=1, bot_name="x")
+    try:
+        referee.move(conn, MakeMove(match_id="ending", ply=0, move="a1"), time.monotonic())
+        referee.resign(conn, Resign(match_id="ending"))
+        ending.result = object()  # told: from now on the match is simply over
+        with pytest.raises(RefereeError) as over:
+            referee.move(conn, MakeMove(match_id="ending", ply=0, move="a1"), time.monotonic())
+        assert over.value.code == "unknown_match"
+    finally:
+        del referee.matches["ending"]

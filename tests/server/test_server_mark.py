@@ -7,6 +7,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,13 @@ def test_a_live_process_holds_the_database_and_a_dead_or_reused_pid_does_not(
             server_mark.claim(url)
         # The same pid, started at another time: a reused pid, not the server.
         write_mark(db, other.pid, process_start="1")
+        assert server_mark.running_server(url) is None
+        # Killed but not yet reaped (a zombie, as right after kill -9): it holds nothing.
+        other.kill()
+        deadline = time.monotonic() + 10
+        while server_mark._state(other.pid) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        write_mark(db, other.pid, process_start=server_mark._process_start(other.pid))
         assert server_mark.running_server(url) is None
     finally:
         other.kill()
