@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,13 @@ class Run:
     summary: str
 
 
+def _default_sigint() -> None:
+    """In the suite's process: Ctrl+C as a terminal sends it. A job started in the background
+    by a shell (``nohup ... &``) inherits SIGINT ignored, and the tests that press Ctrl+C on a
+    bot would then test nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def pytest_once(tree: Path, label: str, extra: list[str], logs: Path, basetemp: Path) -> Run:
     """One run of the suite in ``tree``; its last line, and its whole output kept on failure."""
     env = dict(os.environ)
@@ -51,7 +59,9 @@ def pytest_once(tree: Path, label: str, extra: list[str], logs: Path, basetemp: 
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                f"--basetemp={basetemp}", *extra]
     started = time.monotonic()
-    proc = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        command, cwd=tree, env=env, capture_output=True, text=True, preexec_fn=_default_sigint
+    )
     seconds = time.monotonic() - started
     output = proc.stdout + proc.stderr
     lines = [line for line in output.splitlines() if line.strip()]

@@ -201,11 +201,21 @@ class ArenaHttpProtocol(H11Protocol):
         if partial and self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
             # Part of a request came and nothing was answered yet: say why, as an HTTP server
             # should. (An app that answered without the body, e.g. 401, has said enough.)
-            self.transport.write(
-                b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
-            )
+            self.transport.write(_REQUEST_TIMEOUT)
         log.debug("closing %s: no whole request within %g s", self.client, self.request_timeout_s)
         self.transport.close()
+
+
+#: The 408 answer, JSON like every other REST error.
+_TIMEOUT_BODY = (
+    b'{"error":{"code":"bad_request","message":"the request did not arrive whole in time: send '
+    b'the headers and the body at once"}}'
+)
+_REQUEST_TIMEOUT = (
+    b"HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-type: application/json\r\n"
+    + f"content-length: {len(_TIMEOUT_BODY)}\r\n\r\n".encode()
+    + _TIMEOUT_BODY
+)
 
 
 def http_protocol(request_timeout_s: float) -> type[ArenaHttpProtocol]:

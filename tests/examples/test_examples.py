@@ -82,11 +82,17 @@ async def test_js_bot_plays(live_server: Any) -> None:
     assert len([line for line in out.splitlines() if line.startswith("RESULT ")]) == 2
 
 
+def default_sigint() -> None:
+    # A suite started in the background by a shell inherits SIGINT ignored; a user's bot does not.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 async def test_ctrl_c_stops_the_python_example_without_a_traceback(live_server: Any) -> None:
     _, token = live_server.create_bot()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(EXAMPLES / "random_bot.py"), live_server.ws_url, token, GAME, "0",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        preexec_fn=default_sigint,  # Ctrl+C as a terminal sends it, however pytest was started
     )  # fmt: skip
     assert proc.stderr is not None
     err: list[str] = []

@@ -55,7 +55,13 @@ async def start_sleepy_bot(tmp_path: Path, url: str, token: str, move_ms: int) -
     return await asyncio.create_subprocess_exec(
         sys.executable, "bot.py", url, token, str(move_ms),
         cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        preexec_fn=default_sigint,  # Ctrl+C as a terminal sends it, however pytest was started
     )  # fmt: skip
+
+
+def default_sigint() -> None:
+    # A suite started in the background by a shell inherits SIGINT ignored; a user's bot does not.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 async def read_line(proc: Any, timeout: float = 20) -> str:

@@ -376,6 +376,7 @@ async def test_hostile_clients_get_coded_answers_while_honest_bots_play(
     # Half a request, or none: the connection is closed after the request deadline (1 s here).
     half = await raw_http(srv.port, b"GET /api/health HTTP/1.1\r\nHost: x\r\n", wait=5)
     assert half.startswith(b"HTTP/1.1 408"), half
+    assert b'{"error":{"code":"bad_request"' in half  # JSON, as every REST error
     assert await raw_http(srv.port, b"", wait=5) == b""
 
     # --- the honest matches, the log, the memory afterwards --------------------------------
