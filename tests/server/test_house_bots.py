@@ -189,8 +189,9 @@ async def test_a_house_bot_accepts_a_challenge_in_its_game_and_declines_others(
     bot = await WsBot.connect(srv.ws_url, token)
     # Its game: a match at once (a challenge: unrated unless the server rates challenges).
     # (Named in any case: names are unique whatever their case.)
+    # A long clock: the bot answers its turns only after the two challenges below.
     await bot.send({"type": "challenge", "game": C4, "opponents": ["House-Random"],
-                    "time_control": {"move_ms": 500, "bank_ms": 0}})  # fmt: skip
+                    "time_control": {"move_ms": 20_000, "bank_ms": 0}})  # fmt: skip
     await bot.expect("challenge_sent")
     start = await bot.expect("match_start", timeout=10)
     assert opponent(start, name) == "house-random" and start["game"] == C4
