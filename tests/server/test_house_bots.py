@@ -189,21 +189,24 @@ async def test_a_house_bot_accepts_a_challenge_in_its_game_and_declines_others(
     bot = await WsBot.connect(srv.ws_url, token)
     # Its game: a match at once (a challenge: unrated unless the server rates challenges).
     # (Named in any case: names are unique whatever their case.)
-    # A long clock: the bot answers its turns only after the two challenges below.
     await bot.send({"type": "challenge", "game": C4, "opponents": ["House-Random"],
                     "time_control": {"move_ms": 20_000, "bank_ms": 0}})  # fmt: skip
     await bot.expect("challenge_sent")
     start = await bot.expect("match_start", timeout=10)
     assert opponent(start, name) == "house-random" and start["game"] == C4
-    # At its most matches (1 here): declined with why, never left unanswered.
-    await bot.send({"type": "challenge", "game": C4, "opponents": ["house-random"]})
-    await bot.expect("challenge_sent")
-    declined = await bot.expect("challenge_declined", timeout=10)
+    # Another bot, while that match runs (its own connection: cara's turns stay unread for
+    # cara's play below). At its most matches (1 here): declined with why, never left
+    # unanswered.
+    _, other_token = srv.create_bot("dan")
+    other = await WsBot.connect(srv.ws_url, other_token)
+    await other.send({"type": "challenge", "game": C4, "opponents": ["house-random"]})
+    await other.expect("challenge_sent")
+    declined = await other.expect("challenge_declined", timeout=10)
     assert declined["by"] == "house-random" and "try again later" in declined["reason"]
     # A game it does not play: declined, naming the games it plays.
-    await bot.send({"type": "challenge", "game": "othello", "opponents": ["house-random"]})
-    await bot.expect("challenge_sent")
-    declined = await bot.expect("challenge_declined", timeout=10)
+    await other.send({"type": "challenge", "game": "othello", "opponents": ["house-random"]})
+    await other.expect("challenge_sent")
+    declined = await other.expect("challenge_declined", timeout=10)
     assert declined["reason"] == "house-random plays connect_four, not othello"
     end = await bot.play(start["match_id"])
     assert end["termination"] == "normal"
