@@ -185,6 +185,13 @@ def as_json(value: Any) -> str:
         return repr(value)
 
 
+def escape_controls(text: str) -> str:
+    """``text`` with every control or invisible character (newline, escape, NUL, a right-to-left
+    override) written as its escape, so that no client's text can forge lines or drive a
+    terminal."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def clip(text: str, limit: int = ECHO_CHARS) -> str:
     """``text`` cut to ``limit`` characters, with ``...`` when it was longer."""
     return text if len(text) <= limit else text[:limit] + "..."

@@ -6,6 +6,8 @@ from typing import Any
 
 import typer
 
+from protocol.wire import escape_controls
+
 #: Where ``arena replay`` looks when --url is not given (``arena serve``'s default address).
 DEFAULT_URL = "http://127.0.0.1:8000"
 
@@ -86,7 +88,7 @@ def format_replay(data: dict[str, Any]) -> str:
             head = f"ply {step['ply']}: chance {step['move']}"
         else:
             who = f"seat {step['seat']} ({bots.get(step['seat'], '?')})"
-            head = f"ply {step['ply']}: {who} plays {_safe(str(step['move']))}"
+            head = f"ply {step['ply']}: {who} plays {escape_controls(str(step['move']))}"
             if step.get("think_ms") is not None:
                 head += f"  [{step['think_ms']} ms]"
             if step.get("forced"):
@@ -122,13 +124,6 @@ PV_SHOWN = 8
 COMMENT_SHOWN = 80
 
 
-def _safe(text: str) -> str:
-    """``text`` with every control or invisible character (newline, BEL, NUL, a right-to-left
-    override) written as an escape: a bot's info cannot forge lines of the replay or drive the
-    reader's terminal."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
-
-
 def format_info(info: dict[str, Any] | None) -> str:
     """A move's info (what the bot sent with it) in one line, or "" when it sent none.
 
@@ -146,8 +141,8 @@ def format_info(info: dict[str, Any] | None) -> str:
     pv = info.get("pv") or []
     if pv:
         more = f" ... ({len(pv)} moves)" if len(pv) > PV_SHOWN else ""
-        parts.append("pv " + " ".join(_safe(str(m)) for m in pv[:PV_SHOWN]) + more)
-    comment = _safe(" ".join(str(info.get("comment") or "").split()))
+        parts.append("pv " + " ".join(escape_controls(str(m)) for m in pv[:PV_SHOWN]) + more)
+    comment = escape_controls(" ".join(str(info.get("comment") or "").split()))
     if comment:
         if len(comment) > COMMENT_SHOWN:
             comment = comment[: COMMENT_SHOWN - 3] + "..."

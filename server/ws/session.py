@@ -71,7 +71,7 @@ from protocol.messages import (
     ServerMessage,
     Welcome,
 )
-from protocol.wire import WireError, clip, parse_client_frame
+from protocol.wire import WireError, clip, escape_controls, parse_client_frame
 from server.referee import Referee, RefereeError
 from server.transport import TransportHandle, transport_handle
 
@@ -566,4 +566,4 @@ def printable(text: str, limit: int = 200) -> str:
     """``text`` for one line of the server's log: cut short, every control or invisible character
     (newline, escape, NUL, ...) written as an escape, so that no client can forge log lines or
     drive the instructor's terminal."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in clip(text, limit))
+    return escape_controls(clip(text, limit))

@@ -56,22 +56,32 @@ async def test_two_bots_meet_at_once_whatever_their_ratings(
     assert record.reason == "no_better" and record.others_waiting == ()
 
 
-async def test_bots_wait_for_a_closer_opponent_coming_back_then_meet_by_rating(
-    start_server: Callable[..., LiveServer],
-) -> None:
-    srv = start_server(pairing_window=3.0, pairing_widen_per_s=0.1, pairing_max_wait_s=60.0,
-                       pairing_tick_s=0.1)  # fmt: skip
-    ratings = {"ann": 10.0, "bea": 30.0, "cid": 12.0, "dot": 32.0}
+#: Two far apart (ann, bea), each with a close bot (cid, dot) that will be playing meanwhile.
+RATINGS = {"ann": 10.0, "bea": 30.0, "cid": 12.0, "dot": 32.0}
+
+
+async def cid_and_dot_playing(srv: LiveServer) -> tuple[dict[str, WsBot], Message]:
+    """The four bots of RATINGS connected with those ratings; cid and dot meet first (nobody
+    else is there) and keep their match going. (The bots, cid's match_start.)"""
     bots = {}
-    for name, mu in ratings.items():
+    for name, mu in RATINGS.items():
         _, token = srv.create_bot(name)
         bots[name] = await connect(srv, name, token, mu)
-    # cid and dot meet first (nobody else is there) and keep their match going for now.
     await bots["cid"].send(JOIN)
     await bots["cid"].expect("joined")
     await bots["dot"].send(JOIN)
     first = await bots["cid"].expect("match_start")
     await bots["dot"].expect("match_start")
+    return bots, first
+
+
+async def test_bots_wait_for_a_closer_opponent_coming_back_then_meet_by_rating(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    srv = start_server(pairing_window=3.0, pairing_widen_per_s=0.1, pairing_max_wait_s=60.0,
+                       pairing_tick_s=0.1)  # fmt: skip
+    ratings = RATINGS
+    bots, first = await cid_and_dot_playing(srv)
     # ann (10) and bea (30) are 20 apart, and each has a closer bot coming back to the queue
     # (cid 12, dot 32): they wait, tick after tick.
     await bots["ann"].send(JOIN)
@@ -100,15 +110,7 @@ async def test_a_bot_that_waited_max_wait_meets_whoever_is_there(
 ) -> None:
     srv = start_server(pairing_window=3.0, pairing_widen_per_s=0.0, pairing_max_wait_s=1.0,
                        pairing_tick_s=0.1)  # fmt: skip
-    ratings = {"ann": 10.0, "bea": 30.0, "cid": 12.0, "dot": 32.0}
-    bots = {}
-    for name, mu in ratings.items():
-        _, token = srv.create_bot(name)
-        bots[name] = await connect(srv, name, token, mu)
-    await bots["cid"].send(JOIN)
-    await bots["cid"].expect("joined")
-    await bots["dot"].send(JOIN)
-    await bots["cid"].expect("match_start")  # cid and dot play (slowly: they never move)
+    bots, _ = await cid_and_dot_playing(srv)  # they play slowly: they never move
     await bots["ann"].send(JOIN)
     await bots["ann"].expect("joined")
     joined = time.monotonic()
