@@ -1,6 +1,6 @@
-"""The app factory: REST under /api, the bots' WebSocket at /ws, and a lifespan that migrates
-the database, closes matches a crash left running, sets up the admin token and runs the referee
-and the house bots."""
+"""The app factory: the pages at the top, REST under /api, the bots' WebSocket at /ws, and a
+lifespan that migrates the database, closes matches a crash left running, sets up the admin
+token and runs the referee and the house bots."""
 
 from __future__ import annotations
 
@@ -18,17 +18,22 @@ from typing import Any
 import uvicorn
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from protocol.messages import MAX_FRAME_BYTES
 from server.api import routes as api_routes
-from server.api.errors import InternalErrorMiddleware, exception_handlers
+from server.api.errors import InternalErrorMiddleware
+from server.api.errors import exception_handlers as api_exception_handlers
 from server.db import server_mark
 from server.db.database import Database
 from server.house import House, parse_house_bots
+from server.pages.errors import PageError, html_not_found, page_error, wants_html
+from server.pages.headers import SecurityHeadersMiddleware
+from server.pages.routes import routes as page_routes
 from server.ratings import RatingModel
 from server.ratings.rebuild import needs_rebuild, rebuild
 from server.referee import Referee
@@ -134,14 +139,27 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Mount("/api", routes=api_routes),
             WebSocketRoute("/ws", bot_websocket),
             Route("/ws", websocket_only),  # a browser or curl at the bots' address
+            *page_routes,
         ],
-        exception_handlers=exception_handlers,
-        middleware=[Middleware(InternalErrorMiddleware)],
+        exception_handlers={
+            **api_exception_handlers,
+            HTTPException: _http_error,
+            PageError: page_error,
+        },
+        middleware=[Middleware(SecurityHeadersMiddleware), Middleware(InternalErrorMiddleware)],
         lifespan=lifespan,
     )
     app.state.settings = settings
     app.state.sessions = set()
     return app
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """A 404 or 405: a page for a browser, the API's JSON error for anyone else."""
+    assert isinstance(exc, HTTPException)
+    if wants_html(request):
+        return await html_not_found(request, exc)
+    return await api_exception_handlers[HTTPException](request, exc)
 
 
 async def websocket_only(request: Request) -> JSONResponse:

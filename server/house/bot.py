@@ -59,6 +59,7 @@ class HouseBot:
     ) -> None:
         self.bot_id = bot_id
         self.bot_name = spec.name
+        self.client = f"house bot ({spec.agent})"
         self.spec = spec
         self.closed = False
         self._referee = referee

@@ -33,6 +33,9 @@ class BotConnection(Protocol):
 
     bot_id: int
     bot_name: str
+    #: What the bot said it runs (``hello.client``: e.g. "my-bot/1.0 python"); shown, escaped,
+    #: on its page while it is connected.
+    client: str
 
     def send(self, message: ServerMessage) -> None:
         """Queue a message; never blocks (a slow client must not stall a match)."""

@@ -393,8 +393,11 @@ async def list_matches(
     status: str | None = None,
     limit: int = 50,
     offset: int = 0,
-) -> tuple[list[dict[str, Any]], int]:
-    """One page of match summaries, newest first, and the total number matching the filters."""
+    count: bool = True,
+) -> tuple[list[dict[str, Any]], int | None]:
+    """One page of match summaries, newest first, and the total number matching the filters
+    (None with ``count=False``: counting reads every matching row, and the home page does not
+    need it)."""
     query = select(Match)
     if game is not None:
         query = query.where(Match.game == game)
@@ -408,7 +411,11 @@ async def list_matches(
                 .where(Bot.name_key == bot.lower())
             )
         )
-    total = await session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    total = (
+        (await session.scalar(select(func.count()).select_from(query.subquery())) or 0)
+        if count
+        else None
+    )
     page = (
         await session.scalars(
             query.options(

@@ -204,11 +204,39 @@ async def ratings_of(session: AsyncSession, bot_id: int) -> list[tuple[Rating, i
     return found
 
 
-async def history(session: AsyncSession, bot_id: int, game: str | None) -> list[RatingChange]:
+async def history(
+    session: AsyncSession, bot_id: int, game: str | None, *, last: int | None = None
+) -> list[RatingChange]:
+    """The bot's rating changes, oldest first; with ``last``, only the latest that many (the
+    index on bot, game and id reads just those)."""
     query = select(RatingChange).where(RatingChange.bot_id == bot_id)
     if game is not None:
         query = query.where(RatingChange.game == game)
-    return list((await session.scalars(query.order_by(RatingChange.id))).all())
+    if last is None:
+        return list((await session.scalars(query.order_by(RatingChange.id))).all())
+    latest = await session.scalars(query.order_by(RatingChange.id.desc()).limit(last))
+    return list(reversed(latest.all()))
+
+
+async def recent_ratings(
+    session: AsyncSession, game: str, names: Sequence[str], *, last: int
+) -> dict[str, list[float]]:
+    """Each named bot's latest ``last`` conservative ratings in ``game``, oldest first (the
+    leaderboard's sparklines). One indexed query per bot: a window function over the whole
+    history would read every change of those bots."""
+    if not names:
+        return {}
+    bots = await session.execute(select(Bot.id, Bot.name).where(Bot.name.in_(list(names))))
+    found: dict[str, list[float]] = {}
+    for bot_id, name in bots:
+        rows = await session.scalars(
+            select(RatingChange.conservative)
+            .where(RatingChange.bot_id == bot_id, RatingChange.game == game)
+            .order_by(RatingChange.id.desc())
+            .limit(last)
+        )
+        found[name] = [float(v) for v in reversed(rows.all())]
+    return found
 
 
 async def head_to_head(session: AsyncSession, bot_id: int) -> list[dict[str, Any]]:

@@ -142,6 +142,7 @@ class Session:
         self.phase = Phase.AWAITING_HELLO
         self.bot_id = -1
         self.bot_name = ""
+        self.client = ""
         self._transport: TransportHandle | None = transport_handle(websocket.scope)
         self._hello_timeout_s = settings.hello_timeout_s
         self._heartbeat_s = settings.heartbeat_s
@@ -329,6 +330,7 @@ class Session:
             self._fatal(e.code, e.message)
             return False
         self.phase = Phase.LOGGED_IN
+        self.client = hello.client
         running = self.referee.login(self)
         log.info(
             "login %s from %s (%s)%s",

@@ -1,0 +1,68 @@
+"""``GET /matches``: every match, newest first, filtered by game, bot or status, a page at a
+time; and the one-line summary of a match that every list on the pages shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+import games
+from server.api.errors import ApiError
+from server.api.params import int_param
+from server.pages import words
+from server.pages.errors import PageError
+from server.pages.pager import pager
+from server.pages.templating import render
+from server.repositories import matches as match_repo
+
+PAGE = 50
+
+
+def summary_row(match: dict[str, Any]) -> dict[str, Any]:
+    """A stored match summary (repositories.matches) with its result in words."""
+    bots = [s["bot"] for s in match["seats"]]
+    payoffs = [s["payoff"] for s in match["seats"]]
+    return {
+        **match,
+        "bots": bots,
+        "result": words.short_result(
+            match["game"],
+            bots,
+            termination=match["termination"],
+            at_fault=match["at_fault"],
+            payoffs=None if any(p is None for p in payoffs) else payoffs,
+        ),
+    }
+
+
+async def matches_page(request: Request) -> Response:
+    params = request.query_params
+    game = params.get("game") or None
+    if game is not None and game not in games.names():
+        raise PageError(404, "Unknown game", f"There is no game {game!r}.")
+    status = params.get("status") or None
+    if status is not None and status not in match_repo.STATUSES:
+        raise PageError(400, "Bad filter", f"status is one of {', '.join(match_repo.STATUSES)}.")
+    try:
+        offset = int_param(params.get("offset"), "offset", 0, 0, 10**9)
+    except ApiError as e:
+        raise PageError(400, "Bad page", e.message) from None
+    bot = params.get("bot") or None
+    async with request.app.state.database.session() as session:
+        items, total = await match_repo.list_matches(
+            session, game=game, bot=bot, status=status, limit=PAGE, offset=offset
+        )
+    return render(
+        request,
+        "matches.html",
+        {
+            "matches": [summary_row(m) for m in items],
+            "pages": pager(request, offset=offset, page=PAGE, total=total or 0),
+            "game": game,
+            "bot": bot,
+            "status": status,
+            "games": games.names(),
+        },
+    )

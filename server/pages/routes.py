@@ -1,0 +1,25 @@
+"""The pages' routes, mounted at the top of the app (the REST API is under /api, bots and
+spectators connect under /ws)."""
+
+from __future__ import annotations
+
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from server.pages.board import board_image
+from server.pages.bot import bot_page
+from server.pages.home import home
+from server.pages.leaderboard import leaderboard_page
+from server.pages.match import match_page
+from server.pages.matches_list import matches_page
+from server.pages.templating import STATIC
+
+routes = [
+    Route("/", home, methods=["GET"]),
+    Route("/leaderboard/{game}", leaderboard_page, methods=["GET"]),
+    Route("/bots/{name}", bot_page, methods=["GET"]),
+    Route("/matches", matches_page, methods=["GET"]),
+    Route("/matches/{match_id}", match_page, methods=["GET"]),
+    Route("/boards/{game}.svg", board_image, methods=["GET"]),
+    Mount("/static", StaticFiles(directory=STATIC), name="static"),
+]

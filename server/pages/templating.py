@@ -1,0 +1,72 @@
+"""The pages' Jinja2 environment: autoescaped templates, asset URLs that change with the asset,
+and JSON that is safe inside a page."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.templating import Jinja2Templates
+
+from server.pages import words
+
+HERE = Path(__file__).parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+
+# Every {{ value }} is HTML-escaped: bot names, comments and every other text a bot or a user
+# chose reach the pages only through here (tests send <script> in each of them).
+_env = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+templates = Jinja2Templates(env=_env)
+
+
+@cache
+def static_url(name: str) -> str:
+    """``/static/NAME?v=HASH``: browsers may keep an asset for long, since a new version of it
+    has a new address."""
+    digest = hashlib.sha256((STATIC / name).read_bytes()).hexdigest()[:10]
+    return f"/static/{name}?v={digest}"
+
+
+def json_island(data: Any) -> Markup:
+    """JSON to put inside ``<script type="application/json">``: ``<``, ``>`` and ``&`` escaped
+    as ``\\u003c`` etc., so that no text in it (a bot's comment with ``</script>``) can end the
+    element; JSON.parse reads them back unchanged."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+    return Markup(text)
+
+
+def render(
+    request: Request, name: str, context: dict[str, Any], *, status: int = 200
+) -> HTMLResponse:
+    response = templates.TemplateResponse(request, name, context, status_code=status)
+    assert isinstance(response, HTMLResponse)
+    return response
+
+
+_env.globals.update(static_url=static_url, game_title=words.game_title)
+_env.filters.update(
+    game_title=words.game_title,
+    think_time=words.think_time,
+    json_island=json_island,
+)

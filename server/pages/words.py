@@ -1,0 +1,131 @@
+"""What the pages say in words: game titles, how a match ended, think times.
+
+Pure functions of stored data, so that a test can check a sentence without a server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import games
+
+_TITLES = {
+    "tic_tac_toe": "Tic-tac-toe",
+    "connect_four": "Connect Four",
+    "othello": "Othello",
+    "backgammon": "Backgammon",
+    "chinese_checkers": "Chinese checkers",
+}
+
+#: How each termination reads after the faulty seat's name ("bob (O) lost on time").
+_FAULTS = {
+    "timeout": "lost on time",
+    "illegal_move": "lost by an illegal move",
+    "disconnect": "lost by disconnecting",
+    "resign": "resigned",
+}
+
+#: Backgammon's payoffs name the kind of win (single game, gammon, backgammon).
+_BACKGAMMON_WINS = {1: "won", 2: "won a gammon", 3: "won a backgammon"}
+
+
+def game_title(name: str) -> str:
+    """The name a person reads: ``connect_four`` -> ``Connect Four``."""
+    return _TITLES.get(name, name.replace("_", " ").capitalize())
+
+
+def seat_label(game: str, seat: int) -> str:
+    """The game's own name for a seat (X, O; Black, White; Red, Green, Blue), capitalised."""
+    names = games.get(game).seat_names
+    return names[seat].capitalize() if 0 <= seat < len(names) else f"seat {seat}"
+
+
+def player(game: str, seat: int, bots: Sequence[str]) -> str:
+    """``bob (O)``: a bot by name and seat."""
+    bot = bots[seat] if 0 <= seat < len(bots) else "?"
+    return f"{bot} ({seat_label(game, seat)})"
+
+
+def result_sentence(
+    game: str,
+    bots: Sequence[str],
+    *,
+    termination: str | None,
+    at_fault: int | None,
+    payoffs: Sequence[float] | None,
+    moves: int,
+) -> str:
+    """How the match ended, in one sentence: "bob (O) lost on time at move 23."
+
+    ``moves`` counts the seats' moves (dice rolls are not moves); a fault happens on the turn
+    after the last of them.
+    """
+    if termination is None:
+        return f"Being played: {moves} move{'s' if moves != 1 else ''} so far."
+    if termination == "aborted":
+        return f"Aborted after {_count(moves)} (the server stopped); not rated."
+    if termination == "move_limit":
+        return f"Drawn: the move limit was reached after {_count(moves)}."
+    if at_fault is not None and termination in _FAULTS:
+        return f"{player(game, at_fault, bots)} {_FAULTS[termination]} at move {moves + 1}."
+    if not payoffs:
+        return f"Ended ({termination}) after {_count(moves)}."
+    best = max(payoffs)
+    winners = [s for s, p in enumerate(payoffs) if p == best]
+    if len(winners) == len(payoffs):
+        return f"Drawn after {_count(moves)}."
+    if len(winners) > 1:
+        shared = " and ".join(player(game, s, bots) for s in winners)
+        return f"{shared} shared the win after {_count(moves)}."
+    winner = winners[0]
+    verb = _BACKGAMMON_WINS.get(round(best), "won") if game == "backgammon" else "won"
+    sentence = f"{player(game, winner, bots)} {verb} after {_count(moves)}"
+    if len(payoffs) > 2:
+        # Three players: the places after the winner, by payoff.
+        order = sorted(range(len(payoffs)), key=lambda s: -payoffs[s])
+        places = ", ".join(f"{player(game, s, bots)} {_ordinal(i + 1)}" for i, s in
+                           enumerate(order) if i > 0)
+        sentence += f"; {places}"
+    return sentence + "."
+
+
+def short_result(
+    game: str,
+    bots: Sequence[str],
+    *,
+    termination: str | None,
+    at_fault: int | None,
+    payoffs: Sequence[float] | None,
+) -> str:
+    """A result for a list of matches: "alice won", "drawn", "bob lost on time", "aborted"."""
+    if termination is None:
+        return "playing"
+    if termination == "aborted":
+        return "aborted"
+    if at_fault is not None and termination in _FAULTS:
+        return f"{player(game, at_fault, bots)} {_FAULTS[termination]}"
+    if not payoffs or len(set(payoffs)) == 1:
+        return "drawn"
+    best = max(payoffs)
+    winners = [player(game, s, bots) for s, p in enumerate(payoffs) if p == best]
+    return " and ".join(winners) + (" won" if len(winners) == 1 else " shared the win")
+
+
+def think_time(ms: int | None) -> str:
+    """``0.42 s``, ``12 ms``, ``1 min 5 s``; empty when unknown (dice, forced moves)."""
+    if ms is None:
+        return ""
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.2f} s"
+    minutes, seconds = divmod(round(ms / 1000), 60)
+    return f"{minutes} min {seconds} s"
+
+
+def _count(moves: int) -> str:
+    return f"{moves} move{'s' if moves != 1 else ''}"
+
+
+def _ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
