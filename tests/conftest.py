@@ -29,6 +29,13 @@ Usage::
         m = await store_match(database, game="connect_four", seed=3)   # repositories
         m.match_id, m.bots, m.events, m.payoffs, m.termination, m.final_position
 
+``browser`` (async): a headless Chromium driven by Playwright for the page tests (see
+``_browser.py``); ``page = await browser.page(width, height)``, ``await browser.shot(page, name)``,
+``browser.dialogs`` and ``browser.console_errors``. Debian's ``chromium`` from PATH, headless, with
+``--no-sandbox``; when Playwright or the browser is missing the test is skipped with the reason,
+except where ``ARENA_REQUIRE_BROWSER=1`` (``.ci/run`` sets it after installing the browser): there
+it fails. Screenshots go to ``test-screenshots/`` (or ``$ARENA_SCREENSHOTS``), which git ignores.
+
 Fixtures: ``admin_token`` (str), ``db_url`` (a fresh file under tmp_path), ``start_server``
 (factory, every server it started is stopped at teardown), ``live_server`` (one started
 server), ``create_bot`` (``create_bot(name=None) -> (name, token)`` on ``live_server``),
@@ -46,7 +53,9 @@ real ``websockets`` / ``httpx`` clients against it.
 from __future__ import annotations
 
 import itertools
+import os
 import random
+import shutil
 import socket
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -57,6 +66,8 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from _browser import Browser
+from _browser import launch as launch_browser
 from starlette.applications import Starlette
 
 from server.app import create_app, make_server
@@ -64,6 +75,7 @@ from server.db.database import Database
 from server.settings import Settings
 
 ADMIN_TOKEN = "test-admin-token-0123456789"
+ROOT = Path(__file__).resolve().parents[1]
 _names = itertools.count(1)
 
 
@@ -301,3 +313,25 @@ async def _store_match(
 @pytest.fixture
 def store_match() -> Callable[..., Awaitable[StoredMatch]]:
     return _store_match
+
+
+def _why_no_browser() -> str | None:
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "Playwright is not installed (pip install -e '.[dev]')"
+    if shutil.which("chromium") is None:
+        return "no chromium on PATH (Debian: apt-get install chromium)"
+    return None
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    why = _why_no_browser()
+    if why is not None:
+        if os.environ.get("ARENA_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser tests must run here (ARENA_REQUIRE_BROWSER=1): {why}")
+        pytest.skip(f"browser tests skipped: {why}")
+    screenshots = Path(os.environ.get("ARENA_SCREENSHOTS") or ROOT / "test-screenshots")
+    async with launch_browser(screenshots) as opened:
+        yield opened

@@ -160,8 +160,10 @@ def _banner(base: str, ws_url: str, admin_token: str, db: Path, minutes: float |
         "",
         f"Ply Arena demo on {base}  (database: {db})",
         "House bots and remote reference agents are playing every game; leaderboards fill within"
-        " a minute:",
-        *(f"  {base}/api/leaderboard/{name}" for name in games.names()),
+        " a minute. Open the pages in a browser:",
+        f"  {base}/  (the games, matches being played now, results)",
+        *(f"  {base}/leaderboard/{name}" for name in games.names()),
+        f"  as JSON: {base}/api/leaderboard/connect_four",
         f"  arena leaderboard connect_four --url {base}",
         "",
         f"Add a bot of your own: arena bots create mybot --db {db}",

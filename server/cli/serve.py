@@ -48,5 +48,8 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:  # a setting refused, e.g. ARENA_HOUSE_BOTS: said in one line
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        typer.echo(f"Ply Arena on http://{settings.host}:{settings.port}  (db: {settings.db_url})")
+        typer.echo(
+            f"Ply Arena on http://{settings.host}:{settings.port}  (db: {settings.db_url}); "
+            "open it in a browser for the leaderboards and matches"
+        )
         make_server(app_, settings, log_level="info").run()

@@ -29,12 +29,8 @@ async def bot_page(request: Request) -> Response:
         data = await report.bot_page(session, bot, provisional=provisional)
         charts = {}
         for rating in data["ratings"]:
-            changes = await rating_repo.history(
-                session, bot.id, rating["game"], last=CHART_POINTS
-            )
-            charts[rating["game"]] = rating_chart(
-                [(iso(c.at), c.mu, c.sigma) for c in changes]
-            )
+            changes = await rating_repo.history(session, bot.id, rating["game"], last=CHART_POINTS)
+            charts[rating["game"]] = rating_chart([(iso(c.at), c.mu, c.sigma) for c in changes])
     conn = request.app.state.referee.connections.get(bot.id)
     return render(
         request,

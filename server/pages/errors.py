@@ -47,6 +47,8 @@ async def html_not_found(request: Request, exc: HTTPException) -> Response:
         else str(exc.detail)
     )
     return render(
-        request, "error.html", {"title": "Not found" if exc.status_code == 404 else "Error",
-                                "message": message}, status=exc.status_code
+        request,
+        "error.html",
+        {"title": "Not found" if exc.status_code == 404 else "Error", "message": message},
+        status=exc.status_code,
     )

@@ -10,8 +10,8 @@ import games
 from server.api.errors import ApiError
 from server.api.params import int_param
 from server.pages.errors import PageError
-from server.pages.svg.charts import sparkline
 from server.pages.pager import pager
+from server.pages.svg.charts import sparkline
 from server.pages.templating import render
 from server.ratings import report
 from server.repositories import ratings as rating_repo
@@ -25,7 +25,9 @@ async def leaderboard_page(request: Request) -> Response:
     game = request.path_params["game"]
     if game not in games.names():
         raise PageError(
-            404, "Unknown game", f"There is no game {game!r}; the games are {', '.join(games.names())}."
+            404,
+            "Unknown game",
+            f"There is no game {game!r}; the games are {', '.join(games.names())}.",
         )
     try:
         offset = int_param(request.query_params.get("offset"), "offset", 0, 0, 10**9)

@@ -20,8 +20,9 @@ from starlette.responses import Response
 import games
 from server.pages import words
 from server.pages.errors import not_found
-from server.pages.svg.boards import board_svg, seat_colours
+from server.pages.svg.boards import board_svg
 from server.pages.svg.charts import eval_chart
+from server.pages.svg.palette import seat_colours
 from server.pages.templating import render
 from server.referee.match_runner import MatchRunner
 from server.replay import replay_match
@@ -105,10 +106,20 @@ def _live(request: Request, runner: MatchRunner) -> dict[str, Any]:
         clients.append(None if conn is None else conn.client)
     events = [e.model_dump() for e in list(runner.events)]
     return _live_context(
-        game, bots, events, game_position(runner), match_id=runner.match_id, clients=clients,
-        match={"id": runner.match_id, "game": game, "status": "running",
-               "time_control": runner.time_control.model_dump(),
-               "policy": runner.policy.value, "rated": runner.rated},
+        game,
+        bots,
+        events,
+        game_position(runner),
+        match_id=runner.match_id,
+        clients=clients,
+        match={
+            "id": runner.match_id,
+            "game": game,
+            "status": "running",
+            "time_control": runner.time_control.model_dump(),
+            "policy": runner.policy.value,
+            "rated": runner.rated,
+        },
     )
 
 
@@ -128,8 +139,13 @@ def _live_from_record(record: dict[str, Any]) -> dict[str, Any]:
         events.append(event)
     bots = [s["bot"] for s in record["seats"]]
     return _live_context(
-        game.name, bots, events, game.state_to_json(state), match_id=record["id"],
-        clients=[None] * len(bots), match=record,
+        game.name,
+        bots,
+        events,
+        game.state_to_json(state),
+        match_id=record["id"],
+        clients=[None] * len(bots),
+        match=record,
     )
 
 
@@ -155,10 +171,20 @@ def _live_context(
         "seats": _seats(game, bots, clients),
         "rows": rows,
         "board": board_svg(game, position),
-        "island": {"mode": "live", "game": game, "match_id": match_id,
-                   "watch": f"/ws/watch/{match_id}", "labels": _labels(game), "bots": bots},
+        "island": {
+            "mode": "live",
+            "game": game,
+            "match_id": match_id,
+            "watch": f"/ws/watch/{match_id}",
+            "labels": _labels(game),
+            "bots": bots,
+        },
         "sentence": words.result_sentence(
-            game, bots, termination=None, at_fault=None, payoffs=None,
+            game,
+            bots,
+            termination=None,
+            at_fault=None,
+            payoffs=None,
             moves=sum(1 for e in events if e.get("seat") is not None),
         ),
         "eval_chart": None,

@@ -83,8 +83,9 @@ def result_sentence(
     if len(payoffs) > 2:
         # Three players: the places after the winner, by payoff.
         order = sorted(range(len(payoffs)), key=lambda s: -payoffs[s])
-        places = ", ".join(f"{player(game, s, bots)} {_ordinal(i + 1)}" for i, s in
-                           enumerate(order) if i > 0)
+        places = ", ".join(
+            f"{player(game, s, bots)} {_ordinal(i + 1)}" for i, s in enumerate(order) if i > 0
+        )
         sentence += f"; {places}"
     return sentence + "."
 

@@ -251,7 +251,14 @@ async def test_user_text_is_shown_as_text_on_every_page(
     _, token = live_server.create_bot("trudy")
     match_id = await _store_hostile_match(database, ["mallory", "trudy"])
     # trudy is connected with a <script> as its client name.
-    client = BotClient(live_server.ws_url, token, _slow_random(0), client_name=SCRIPT, games=0)
+    client = BotClient(
+        live_server.ws_url,
+        token,
+        _slow_random(0),
+        client_name=SCRIPT,
+        games=0,
+        accept_challenges=True,
+    )
     task = asyncio.create_task(client.run())
     try:
         page = await browser.page()
@@ -267,10 +274,12 @@ async def test_user_text_is_shown_as_text_on_every_page(
         await page.goto(f"{live_server.url}/matches/{match_id}")
         comments = await page.locator("#moves q.comment").all_inner_texts()
         assert comments == [SCRIPT] * 3
-        assert "trudy (O) resigned at move 4." == await page.locator("#result").inner_text()
+        assert await page.locator("#result").inner_text() == "trudy (O) resigned at move 4."
         for path in ("/", "/matches", "/bots/mallory", f"/matches/{match_id}"):
             await page.goto(live_server.url + path)
-            assert await page.locator("script:not([src]):not([type='application/json'])").count() == 0
+            assert (
+                await page.locator("script:not([src]):not([type='application/json'])").count() == 0
+            )
     finally:
         task.cancel()
     assert browser.dialogs == []
@@ -281,14 +290,23 @@ async def test_user_text_is_shown_as_text_on_every_page(
 async def test_every_page_fits_a_phone_screen(
     live_server: LiveServer, database: Database, store_match: Any, browser: Browser, width: int
 ) -> None:
-    bg = await store_match(database, game="backgammon", seed=2, bots=["a-rather-long-bot-name-01",
-                                                                      "another-long-bot-name-02"])
+    bg = await store_match(
+        database,
+        game="backgammon",
+        seed=2,
+        bots=["a-rather-long-bot-name-01", "another-long-bot-name-02"],
+    )
     cc = await store_match(database, game="chinese_checkers", seed=4, max_plies=12)
     await store_match(database, game="othello", seed=5)
     page = await browser.page(width=width, height=800)
     for path in (
-        "/", "/matches", "/leaderboard/backgammon", f"/bots/{bg.bots[0]}",
-        f"/matches/{bg.match_id}", f"/matches/{cc.match_id}", "/no/such/page",
+        "/",
+        "/matches",
+        "/leaderboard/backgammon",
+        f"/bots/{bg.bots[0]}",
+        f"/matches/{bg.match_id}",
+        f"/matches/{cc.match_id}",
+        "/no/such/page",
     ):  # fmt: skip  (the 404 page last: the browser logs its status as a console error)
         await page.goto(live_server.url + path)
         overflow = await page.evaluate(

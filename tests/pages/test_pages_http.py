@@ -76,7 +76,9 @@ async def test_bot_text_is_escaped_in_the_page_and_in_its_data(
     assert SCRIPT not in page and "alert(2)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     # The replay's data island cannot be closed by a comment either.
-    island = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', page, re.S)
+    island = re.search(
+        r'<script type="application/json" id="match-data">(.*?)</script>', page, re.S
+    )
     assert island is not None
     data = json.loads(island.group(1))
     assert data["mode"] == "replay" and len(data["positions"]) == 3
@@ -90,7 +92,8 @@ async def test_a_browser_gets_an_error_page_and_a_program_gets_json(
 ) -> None:
     for path, status in (
         ("/matches/nope", 404), ("/bots/nobody", 404), ("/leaderboard/chess", 404),
-        ("/no/such/page", 404), ("/matches?status=odd", 400), ("/leaderboard/othello?offset=x", 400),
+        ("/no/such/page", 404), ("/matches?status=odd", 400),
+        ("/leaderboard/othello?offset=x", 400),
     ):  # fmt: skip
         response = live_server.api("GET", path, headers=HTML)
         assert response.status_code == status, path

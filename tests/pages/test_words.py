@@ -11,31 +11,50 @@ def test_faults_name_the_bot_its_seat_and_the_move() -> None:
         "tic_tac_toe", bots, termination="timeout", at_fault=1, payoffs=[1, -1], moves=22
     )
     assert said == "bob (O) lost on time at move 23."
-    assert result_sentence(
-        "othello", bots, termination="illegal_move", at_fault=0, payoffs=[-1, 1], moves=0
-    ) == "alice (Black) lost by an illegal move at move 1."
-    assert short_result(
-        "connect_four", bots, termination="disconnect", at_fault=0, payoffs=[-1, 1]
-    ) == "alice (X) lost by disconnecting"
+    assert (
+        result_sentence(
+            "othello", bots, termination="illegal_move", at_fault=0, payoffs=[-1, 1], moves=0
+        )
+        == "alice (Black) lost by an illegal move at move 1."
+    )
+    assert (
+        short_result("connect_four", bots, termination="disconnect", at_fault=0, payoffs=[-1, 1])
+        == "alice (X) lost by disconnecting"
+    )
 
 
 def test_wins_draws_and_the_kinds_of_backgammon_win() -> None:
     bots = ["w", "b"]
-    assert result_sentence(
-        "backgammon", bots, termination="normal", at_fault=None, payoffs=[-2, 2], moves=41
-    ) == "b (Black) won a gammon after 41 moves."
-    assert result_sentence(
-        "backgammon", bots, termination="normal", at_fault=None, payoffs=[3, -3], moves=1
-    ) == "w (White) won a backgammon after 1 move."
-    assert result_sentence(
-        "tic_tac_toe", bots, termination="normal", at_fault=None, payoffs=[0, 0], moves=9
-    ) == "Drawn after 9 moves."
-    assert result_sentence(
-        "tic_tac_toe", bots, termination="move_limit", at_fault=None, payoffs=[0, 0], moves=9
-    ) == "Drawn: the move limit was reached after 9 moves."
-    assert result_sentence(
-        "tic_tac_toe", bots, termination="aborted", at_fault=None, payoffs=[0, 0], moves=3
-    ) == "Aborted after 3 moves (the server stopped); not rated."
+    assert (
+        result_sentence(
+            "backgammon", bots, termination="normal", at_fault=None, payoffs=[-2, 2], moves=41
+        )
+        == "b (Black) won a gammon after 41 moves."
+    )
+    assert (
+        result_sentence(
+            "backgammon", bots, termination="normal", at_fault=None, payoffs=[3, -3], moves=1
+        )
+        == "w (White) won a backgammon after 1 move."
+    )
+    assert (
+        result_sentence(
+            "tic_tac_toe", bots, termination="normal", at_fault=None, payoffs=[0, 0], moves=9
+        )
+        == "Drawn after 9 moves."
+    )
+    assert (
+        result_sentence(
+            "tic_tac_toe", bots, termination="move_limit", at_fault=None, payoffs=[0, 0], moves=9
+        )
+        == "Drawn: the move limit was reached after 9 moves."
+    )
+    assert (
+        result_sentence(
+            "tic_tac_toe", bots, termination="aborted", at_fault=None, payoffs=[0, 0], moves=3
+        )
+        == "Aborted after 3 moves (the server stopped); not rated."
+    )
 
 
 def test_three_players_are_placed() -> None:

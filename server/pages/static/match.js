@@ -70,13 +70,13 @@
 
     function stop() {
       if (timer !== null) { clearInterval(timer); timer = null; }
-      playButton.textContent = "▶ Play";
+      playButton.textContent = "Play";
     }
 
     function play() {
       if (timer !== null) { stop(); return; }
       if (index >= last) { go(0); }
-      playButton.textContent = "⏸ Pause";
+      playButton.textContent = "Pause";
       timer = setInterval(function () {
         if (index >= last) { stop(); return; }
         go(index + 1);

@@ -33,6 +33,7 @@ class Browser:
     screenshots: Path
     dialogs: list[str] = field(default_factory=list)
     console_errors: list[str] = field(default_factory=list)
+    _pending: set[Any] = field(default_factory=set)
 
     async def page(self, width: int = 1280, height: int = 900) -> Any:
         """A new tab of that size, watched for dialogs and console errors."""
@@ -41,7 +42,7 @@ class Browser:
 
         def on_dialog(dialog: Any) -> None:
             self.dialogs.append(dialog.message)
-            asyncio.ensure_future(dialog.dismiss())
+            self._pending.add(asyncio.ensure_future(dialog.dismiss()))
 
         def on_console(message: Any) -> None:
             if message.type == "error":
