@@ -7,7 +7,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any
 
-from sqlalchemy import bindparam, case, delete, func, insert, select, tuple_, update
+from sqlalchemy import (
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    select,
+    tuple_,
+    union_all,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import Base, Bot, Match, Rating, RatingChange, Result, Seat
@@ -67,9 +77,7 @@ async def _with_seats(session: AsyncSession, rows: Sequence[Any]) -> dict[str, R
     return results
 
 
-async def load_states(
-    session: AsyncSession, keys: Iterable[tuple[int, str]]
-) -> list[RatingState]:
+async def load_states(session: AsyncSession, keys: Iterable[tuple[int, str]]) -> list[RatingState]:
     """The stored rating states of these (bot id, game) pairs (absent ones are left out)."""
     wanted = list(set(keys))
     if not wanted:
@@ -168,8 +176,10 @@ async def leaderboard(
     session: AsyncSession, game: str, *, limit: int, offset: int
 ) -> tuple[list[tuple[Rating, Bot]], int]:
     """One page of ``game``'s ratings of enabled bots, best conservative rating first."""
-    base = select(Rating, Bot).join(Bot, Bot.id == Rating.bot_id).where(
-        Rating.game == game, Bot.enabled
+    base = (
+        select(Rating, Bot)
+        .join(Bot, Bot.id == Rating.bot_id)
+        .where(Rating.game == game, Bot.enabled)
     )
     total = await session.scalar(select(func.count()).select_from(base.subquery())) or 0
     rows = await session.execute(
@@ -222,20 +232,28 @@ async def recent_ratings(
     session: AsyncSession, game: str, names: Sequence[str], *, last: int
 ) -> dict[str, list[float]]:
     """Each named bot's latest ``last`` conservative ratings in ``game``, oldest first (the
-    leaderboard's sparklines). One indexed query per bot: a window function over the whole
-    history would read every change of those bots."""
+    leaderboard's sparklines). One statement, a UNION ALL of one indexed LIMIT query per bot: a
+    window function would read every change of those bots, and a query per bot costs a round
+    trip each."""
     if not names:
         return {}
-    bots = await session.execute(select(Bot.id, Bot.name).where(Bot.name.in_(list(names))))
-    found: dict[str, list[float]] = {}
-    for bot_id, name in bots:
-        rows = await session.scalars(
-            select(RatingChange.conservative)
-            .where(RatingChange.bot_id == bot_id, RatingChange.game == game)
-            .order_by(RatingChange.id.desc())
-            .limit(last)
-        )
-        found[name] = [float(v) for v in reversed(rows.all())]
+    rows = await session.execute(select(Bot.id, Bot.name).where(Bot.name.in_(list(names))))
+    bots: dict[int, str] = {bot_id: name for bot_id, name in rows}
+    found: dict[str, list[float]] = {name: [] for name in bots.values()}
+    if not bots:
+        return found
+    parts = [
+        select(RatingChange.bot_id, RatingChange.id, RatingChange.conservative)
+        .where(RatingChange.bot_id == bot_id, RatingChange.game == game)
+        .order_by(RatingChange.id.desc())
+        .limit(last)
+        .subquery()
+        for bot_id in bots
+    ]
+    query = union_all(*(select(part) for part in parts))
+    changes = sorted((await session.execute(query)).all(), key=lambda row: row[1])
+    for bot_id, _, conservative in changes:
+        found[bots[bot_id]].append(float(conservative))
     return found
 
 

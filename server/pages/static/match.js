@@ -183,8 +183,8 @@
           (message.moves || []).forEach(addRow);
           banks = (message.clocks_ms || []).slice();
           thinking = null;
-          if (message.to_move !== null && message.to_move !== undefined && message.move_left_ms !== undefined) {
-            thinking = {seat: message.to_move, moveMs: message.move_left_ms, since: performance.now()};
+          if (message.to_move !== null && message.move_ms !== null) {
+            thinking = {seat: message.to_move, moveMs: message.move_ms, since: performance.now()};
           }
           showPosition(message.position);
           drawClocks();
