@@ -1,6 +1,6 @@
-"""The app factory: REST under /api, the bots' WebSocket at /ws, and a lifespan that migrates
-the database, closes matches a crash left running, sets up the admin token and runs the referee
-and the house bots."""
+"""The app factory: REST under /api, the bots' WebSocket at /ws, the spectators' at
+/ws/watch/{match_id}, and a lifespan that migrates the database, closes matches a crash left
+running, sets up the admin token and runs the referee and the house bots."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ from server.settings import Settings
 from server.transport import ArenaWebSocketProtocol, http_protocol
 from server.ws.endpoint import bot_websocket
 from server.ws.session import CLOSE_GRACE_S
+from server.ws.watch import watch_http_only, watch_websocket
 
 log = logging.getLogger("server.app")
 
@@ -134,6 +135,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Mount("/api", routes=api_routes),
             WebSocketRoute("/ws", bot_websocket),
             Route("/ws", websocket_only),  # a browser or curl at the bots' address
+            WebSocketRoute("/ws/watch/{match_id}", watch_websocket),
+            Route("/ws/watch/{match_id}", watch_http_only),
         ],
         exception_handlers=exception_handlers,
         middleware=[Middleware(InternalErrorMiddleware)],
@@ -168,6 +171,8 @@ class ArenaServer(uvicorn.Server):
     connection is accepted, the referee aborts every match (each bot gets ``match_end`` with
     termination ``aborted``, and the match is stored so) and closes each bot's connection with
     the fatal ``shutting_down``; the sessions get ``CLOSE_GRACE_S`` to write it all out.
+    Spectators get the aborted matches' ``match_end`` and a close within the same grace (a
+    spectator that does not read is aborted then).
     """
 
     def __init__(self, config: uvicorn.Config, app: Starlette) -> None:
@@ -187,7 +192,8 @@ class ArenaServer(uvicorn.Server):
         referee: Referee | None = getattr(self.app.state, "referee", None)
         if referee is not None:
             await referee.shutdown()
-            waits = [asyncio.ensure_future(s.finished.wait()) for s in self.app.state.sessions]
+            connections = [*self.app.state.sessions, *referee.spectators.connections()]
+            waits = [asyncio.ensure_future(c.finished.wait()) for c in connections]
             if waits:
                 _, pending = await asyncio.wait(waits, timeout=CLOSE_GRACE_S + 0.5)
                 for wait in pending:
