@@ -17,6 +17,7 @@ import pytest
 import websockets
 from _server_process import start_server_process
 from _spectator import Spectator, play, stalling_spectator, watch_url
+from _waiting import until
 from _ws_client import Message, WsBot, rederive, start_pair
 from conftest import LiveServer
 
@@ -47,14 +48,6 @@ def check_wire(raw: list[str]) -> None:
     """Every frame is a message of the spectator stream, exactly as its model writes it."""
     for text in raw:
         assert spectator_message_adapter.validate_json(text).model_dump_json() == text
-
-
-async def until(condition: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        await asyncio.sleep(0.01)
-    return value
 
 
 # --- what a spectator sees ----------------------------------------------------------------------
@@ -308,6 +301,61 @@ def watcher_of(hub: Any, ws: Any) -> Any:
 
 def _all(spectator: Spectator) -> list[Message]:
     return [json.loads(text) for text in spectator.raw]
+
+
+def test_the_stream_texts_are_the_models_serialised() -> None:
+    """The fast builders (server/spectate/stream.py) in the cases a short live match rarely
+    shows: forced moves, a finished runner's snapshot, names that need escaping."""
+    from protocol.spectator import WatchResult
+    from server.spectate import stream
+
+    mid = stream.dumps('m"1\u00e9')
+    texts = [
+        stream.move_text(
+            mid,
+            ply=7,
+            seat=1,
+            move="a1",
+            forced="timeout",
+            position_json=stream.dumps({"b": [1, "\n\u2028"]}),
+            think_ms=None,
+            clocks_ms=[0, 12],
+        ),
+        stream.move_text(
+            mid,
+            ply=8,
+            seat=None,
+            move="6-5",
+            forced=None,
+            position_json="{}",
+            think_ms=None,
+            clocks_ms=[],
+        ),
+        stream.turn_text(mid, seat=2, ply=9, move_ms=50, clocks_ms=[1, 2, 3]),
+        stream.start_text(
+            mid,
+            game="backgammon",
+            seats_json=stream.dumps([{"seat": 0, "bot": "\u00e9ve"}, {"seat": 1, "bot": 'b\\"'}]),
+            time_control_json='{"move_ms":1000,"bank_ms":0}',
+            policy="random_move",
+            rated=False,
+            status="finished",
+            position_json="{}",
+            moves_json=[
+                stream.watched_move_json('{"ply":0,"seat":null,"move":"6-5"}', None),
+                stream.watched_move_json('{"ply":1,"seat":0,"move":"a"}', "illegal_move"),
+            ],
+            clocks_ms=None,
+            to_move=None,
+            move_ms=None,
+            dice_commitment=None,
+            result_json=WatchResult(
+                payoffs=[-2.0, 2.0], termination="illegal_move", at_fault=0, plies=2, seed="9"
+            ).model_dump_json(),
+        ),
+    ]
+    check_wire(texts)
+    assert json.loads(texts[3])["moves"][1]["forced"] == "illegal_move"
 
 
 class _Backlog:
