@@ -101,8 +101,8 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
         "Answer only challenges you received; they expire when the challenger leaves.",
     ),
     ErrorCode.unknown_match: (
-        "No running match has that id.",
-        "Use the match_id from match_start.",
+        "No running match has that id (for a spectator, /ws/watch/{match_id}: no match at all).",
+        "Use the match_id from match_start (a spectator: an id from GET /api/matches).",
     ),
     ErrorCode.not_in_match: (
         "This bot holds no seat in that match.",
@@ -140,13 +140,16 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
     ),
     ErrorCode.slow_consumer: (
         "The bot does not read its socket: 1000 messages (or 1 MiB) were waiting for it, or one "
-        "could not be written for 30 s.",
+        "could not be written for 30 s. A spectator falling behind its stream: 256 messages (or "
+        "256 KiB) waiting for it.",
         "Read every message as it arrives, also while you think; then reconnect: your matches "
-        "are resynced.",
+        "are resynced (a spectator's next watch_start is the match as it stands).",
     ),
     ErrorCode.limit_reached: (
-        "A per-bot limit was reached: queues waited in at once, or challenges pending at once.",
-        "Leave a queue, or wait for a pending challenge to be answered, then ask again.",
+        "A limit was reached: for a bot, queues waited in at once or challenges pending at "
+        "once; for a spectator, the spectators of that match or of the whole server.",
+        "Leave a queue, or wait for a pending challenge to be answered, then ask again (a "
+        "spectator: try again later).",
     ),
     ErrorCode.shutting_down: (
         "The server is shutting down or restarting (fatal: close code 1012). Running matches "

@@ -1,6 +1,6 @@
-"""The app factory: the pages at the top, REST under /api, the bots' WebSocket at /ws, and a
-lifespan that migrates the database, closes matches a crash left running, sets up the admin
-token and runs the referee and the house bots."""
+"""The app factory: the pages at the top, REST under /api, the bots' WebSocket at /ws, the
+spectators' at /ws/watch/{match_id}, and a lifespan that migrates the database, closes matches a
+crash left running, sets up the admin token and runs the referee and the house bots."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ from server.settings import Settings
 from server.transport import ArenaWebSocketProtocol, http_protocol
 from server.ws.endpoint import bot_websocket
 from server.ws.session import CLOSE_GRACE_S
+from server.ws.watch import watch_http_only, watch_websocket
 
 log = logging.getLogger("server.app")
 
@@ -139,6 +140,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Mount("/api", routes=api_routes),
             WebSocketRoute("/ws", bot_websocket),
             Route("/ws", websocket_only),  # a browser or curl at the bots' address
+            WebSocketRoute("/ws/watch/{match_id}", watch_websocket),
+            Route("/ws/watch/{match_id}", watch_http_only),
             *page_routes,
         ],
         exception_handlers={
@@ -186,6 +189,8 @@ class ArenaServer(uvicorn.Server):
     connection is accepted, the referee aborts every match (each bot gets ``match_end`` with
     termination ``aborted``, and the match is stored so) and closes each bot's connection with
     the fatal ``shutting_down``; the sessions get ``CLOSE_GRACE_S`` to write it all out.
+    Spectators get the aborted matches' ``match_end`` and a close within the same grace (a
+    spectator that does not read is aborted then).
     """
 
     def __init__(self, config: uvicorn.Config, app: Starlette) -> None:
@@ -205,7 +210,8 @@ class ArenaServer(uvicorn.Server):
         referee: Referee | None = getattr(self.app.state, "referee", None)
         if referee is not None:
             await referee.shutdown()
-            waits = [asyncio.ensure_future(s.finished.wait()) for s in self.app.state.sessions]
+            connections = [*self.app.state.sessions, *referee.spectators.connections()]
+            waits = [asyncio.ensure_future(c.finished.wait()) for c in connections]
             if waits:
                 _, pending = await asyncio.wait(waits, timeout=CLOSE_GRACE_S + 0.5)
                 for wait in pending:

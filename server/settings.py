@@ -67,6 +67,14 @@ class Settings:
     #: the connection, for the first one), else the connection is closed: half-sent requests
     #: cannot hold connections open.
     http_request_timeout_s: float = 10.0
+    #: Spectators (``/ws/watch/{match_id}``) connected at once, on the whole server (0: nobody
+    #: may watch) and on one match; beyond, ``limit_reached``.
+    max_spectators: int = 1000
+    max_spectators_per_match: int = 250
+    #: Messages, and bytes, waiting to be written to a spectator that falls behind (beyond its
+    #: first snapshot); one more drops it with ``slow_consumer``: it may reconnect and resync.
+    spectator_queue_frames: int = 256
+    spectator_queue_bytes: int = 256 * 1024
     #: Print a generated admin token on first start (the CLI keeps this on; tests may turn it off).
     print_admin_token: bool = True
 
@@ -185,6 +193,10 @@ _BOUNDS: tuple[tuple[str, float, bool, str], ...] = (
     ("max_queues_per_bot", 1, False, ""),
     ("max_challenges_per_bot", 1, False, ""),
     ("http_request_timeout_s", 0, True, ""),
+    ("max_spectators", 0, False, " (0: nobody may watch)"),
+    ("max_spectators_per_match", 1, False, ""),
+    ("spectator_queue_frames", 16, False, " (a move brings up to three messages)"),
+    ("spectator_queue_bytes", 65536, False, " (a message may be up to 64 KiB)"),
     ("rating_sigma", 0, True, ""),
     ("rating_beta", 0, True, ""),
     ("rating_tau", 0, False, ""),

@@ -14,7 +14,8 @@
   while the peer reads; the closing handshake waits 1 s, not 10. It also puts a
   :class:`TransportHandle` in the ASGI scope, so that a session can abort a connection whose
   peer stopped reading (ASGI itself has no way to drop a connection whose close frame cannot be
-  written).
+  written), and so that the spectator stream can write one serialised frame to many
+  connections without a task and an ASGI round per spectator.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import PayloadTooBig
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 
 from protocol.errors import ErrorCode
 from protocol.messages import MAX_FRAME_BYTES, ErrorMessage
@@ -40,10 +42,40 @@ SCOPE_KEY = "ply_arena.transport"
 
 
 class TransportHandle:
-    """What a session may do to its connection beyond ASGI: drop it at once."""
+    """What a session may do to its connection beyond ASGI: drop it at once; and, for the
+    spectator stream, write frames already serialised (one encoding for every spectator, no
+    task per spectator: server/spectate/watcher.py)."""
 
-    def __init__(self, transport: asyncio.Transport) -> None:
+    def __init__(
+        self, transport: asyncio.Transport, protocol: WebSocketsSansIOProtocol | None = None
+    ) -> None:
         self._transport = transport
+        self._protocol = protocol
+
+    def can_send(self) -> bool:
+        """Whether a data frame may be written now: the handshake is done, and no close frame
+        was sent or received (RFC 6455: no data after a close)."""
+        protocol = self._protocol
+        return (
+            protocol is not None
+            and protocol.handshake_complete
+            and not protocol.close_sent
+            and not protocol.disconnected
+            and protocol.conn.state is State.OPEN
+            and not self._transport.is_closing()
+        )
+
+    def write(self, frames: bytes) -> bool:
+        """Write whole WebSocket frames (server frames: unmasked; RSV bits clear, which is valid
+        with or without permessage-deflate); False when the connection no longer takes data
+        (see can_send).
+
+        Nothing waits: what the kernel does not take stays in the transport's buffer, which the
+        caller bounds (write_buffer_size)."""
+        if not self.can_send():
+            return False
+        self._transport.write(frames)
+        return True
 
     def abort(self) -> None:
         """Close the TCP connection now, discarding whatever is still buffered for the peer."""
@@ -112,7 +144,7 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
         scope = getattr(self, "scope", None)
         if scope is not None:
             # The app task was created but has not run yet: it sees the handle.
-            scope["extensions"][SCOPE_KEY] = TransportHandle(self.transport)
+            scope["extensions"][SCOPE_KEY] = TransportHandle(self.transport, self)
 
     def handle_parser_exception(self) -> None:
         if isinstance(self.conn.parser_exc, PayloadTooBig) and not self.transport.is_closing():

@@ -22,6 +22,9 @@ Pairing rules (documented for bot authors in docs/protocol.md):
   ``bot_revoked``: its connection is closed at once with ``bot_disabled`` / ``bad_token`` and its
   matches go on as for any disconnect (its clock runs; a rotated bot may reconnect with the new
   token, a disabled one cannot and loses on time).
+- Spectators: ``spectators`` (server/spectate) holds who watches which match; every runner
+  publishes to it. Pages list the matches being played with ``live_matches()`` and show one with
+  ``runner.snapshot()``.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from server.referee.match_runner import MatchRunner, SeatBot
 from server.repositories import bots as bot_repo
 from server.repositories import matches as match_repo
 from server.settings import Settings
+from server.spectate import Limits, SpectatorHub
 
 __all__ = ["BotConnection", "MatchRunner", "PairingRecord", "Referee", "RefereeError"]
 
@@ -129,6 +133,8 @@ class Referee:
         self._house_ids: set[int] = set()
         self.house_max_matches = settings.house_max_matches
         self._ticker: asyncio.Task[None] | None = None
+        #: Who watches which match (``/ws/watch/{match_id}``; server/ws/watch.py).
+        self.spectators = SpectatorHub(Limits.from_settings(settings))
 
     async def start(self) -> None:
         """Load the seat-rotation counts and the ratings; start the pairing tick."""
@@ -148,12 +154,15 @@ class Referee:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def shutdown(self) -> None:
-        """The server is going down: abort every match (the bots get match_end ``aborted``),
-        then close every bot's connection with the fatal ``shutting_down`` (close code 1012)."""
+        """The server is going down: abort every match (the bots and the spectators get
+        match_end ``aborted``; the spectators' streams then end normally), then close every
+        bot's connection, and every other spectator's, with the fatal ``shutting_down`` (close
+        code 1012)."""
         self.closing = True
         self._stop_ticker()
         runners = list(self.matches.values())
         await self.stop()
+        self.spectators.close_all()
         aborted = sum(r.result is not None and r.result.termination == "aborted" for r in runners)
         closing = RefereeError(
             ErrorCode.shutting_down, "the server is shutting down; reconnect later"
@@ -167,6 +176,20 @@ class Referee:
             aborted,
             sum(not self.is_house(conn.bot_id) for conn in connections),  # not the server's own
         )
+
+    # --- for pages and spectators -----------------------------------------------------------
+
+    def live_matches(self) -> list[MatchRunner]:
+        """The matches being played now, oldest first: announced to their bots (so stored) and
+        not over. Each runner has ``match_id``, ``game`` (``game.name``), ``seats`` (``name``
+        per seat), ``time_control``, ``policy``, ``rated``, ``events`` and ``snapshot()``; the
+        spectators of one: ``self.spectators.count(match_id)``."""
+        return [m for m in self.matches.values() if m.announced and not m.finished]
+
+    def running_match(self, match_id: str) -> MatchRunner | None:
+        """The runner of ``match_id`` while it has one: from its creation until its result is
+        stored and sent (then the stored record takes over)."""
+        return self.matches.get(match_id)
 
     # --- sessions -----------------------------------------------------------------------
 
@@ -519,6 +542,7 @@ class Referee:
             origin=origin,
             rated=origin != "challenge" or self.settings.rated_challenges,
             ratings=self.ratings,
+            spectators=self.spectators,
         )
         self.matches[runner.match_id] = runner
         self._playing.update(b for b, _ in bots)

@@ -21,6 +21,10 @@ Faults and what they cost (``docs/protocol.md`` repeats this):
 - reaching the move limit (seat moves, not dice) ends the match ``move_limit``: every seat gets
   ``constant_sum / n`` (0 without a constant sum).
 - server shutdown ends it ``aborted`` with zero payoffs.
+
+Spectators (server/spectate): while a match has watchers, every event and every turn is also
+published to them, after the bots' own messages of the same step; ``snapshot()`` is the match as
+it stands (``watch_start``). Nothing is built for a match nobody watches.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from protocol.messages import (
     TimeControl,
 )
 from protocol.outcomes import drawn_payoffs, forfeit_payoffs
+from protocol.spectator import WatchResult, WatchStart
 from protocol.wire import ECHO_CHARS, clip
 from server.db.database import Database
 from server.ratings import service as rating_service
@@ -60,6 +65,8 @@ from server.ratings.book import RatingBook
 from server.referee.clock import SeatClock, latency_grace_ms
 from server.referee.connections import ConnectionRegistry, RefereeError
 from server.repositories import matches as match_repo
+from server.spectate import SpectatorHub
+from server.spectate import stream as watch_stream
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +112,7 @@ class MatchRunner:
         origin: str = "lobby",
         rated: bool = False,
         ratings: RatingBook | None = None,
+        spectators: SpectatorHub | None = None,
     ) -> None:
         if len(seats) != game.num_players:
             raise ValueError(f"{game.name} needs {game.num_players} seats, got {len(seats)}")
@@ -153,11 +161,87 @@ class MatchRunner:
         self._position_json = "{}"
         self._resigned: int | None = None
         self._finishing: asyncio.Future[None] | None = None
+        #: The position JSON of one state (shared by the turn and the spectators' move).
+        self._position_state: games.State | None = None
+        self._position_text_json = "{}"
+        # Spectators: the hub, the forced moves by ply (the snapshot lists them), spectator
+        # messages not yet published and whether their flush is scheduled, and each event as
+        # the snapshot lists it (built on demand).
+        self._spectators = spectators
+        self._forced: dict[int, str] = {}
+        self._watch_out: list[str] = []
+        self._watch_flush_due = False
+        self._watched_json: list[str] = []
 
     # --- called by the referee / sessions -------------------------------------------------
 
     def seat_of(self, bot_id: int) -> int | None:
         return self._seat_of.get(bot_id)
+
+    @property
+    def announced(self) -> bool:
+        """Whether the bots were sent match_start (the match is stored and under way)."""
+        return self._announced
+
+    def snapshot(self) -> WatchStart:
+        """The match as it stands, as a spectator's ``watch_start`` (protocol/spectator.py):
+        seats, time control, position, every event so far, the clocks now, who is thinking and
+        what is left of its move; ``result`` once it is over. Nothing a player does not see:
+        no bot's ``info``, no seed while it runs. Cheap (no database, no rules): pages may call
+        it for every live match."""
+        return WatchStart.model_validate_json(self.snapshot_json())
+
+    def snapshot_json(self) -> str:
+        """``snapshot()`` as JSON text, exactly what a new spectator is sent first."""
+        if self._watch_out:
+            # Published first to the watchers already there: a spectator subscribed right
+            # after this snapshot must not get those events again.
+            self._flush_watch()
+        cache = self._watched_json
+        forced = self._forced
+        for ply in range(len(cache), len(self.events)):
+            cache.append(watch_stream.watched_move_json(self._event_json[ply], forced.get(ply)))
+        result = self.result
+        to_move: int | None = None
+        move_ms: int | None = None
+        clocks: list[int] | None = None
+        result_json: str | None = None
+        if result is None:
+            status = "running"
+            position_json = self._position_text(self.state)
+            seat = self._turn_seat
+            if seat is not None and self._waiter is not None and not self._waiter.done():
+                spent = (time.monotonic() - self._turn_sent_at) * 1000
+                move_ms, clocks = self._clocks_now(seat, spent)
+                to_move = seat
+            else:
+                clocks = [int(c.bank_ms) for c in self._clocks]
+        else:
+            status = "aborted" if result.termination is Termination.aborted else "finished"
+            position_json = _dumps(result.position)
+            result_json = WatchResult(
+                payoffs=result.payoffs,
+                termination=result.termination,
+                at_fault=result.at_fault,
+                plies=result.plies,
+                seed=result.seed,
+            ).model_dump_json()
+        return watch_stream.start_text(
+            self._match_id_json,
+            game=self.game.name,
+            seats_json=_dumps([{"seat": i, "bot": b.name} for i, b in enumerate(self.seats)]),
+            time_control_json=self.time_control.model_dump_json(),
+            policy=self.policy.value,
+            rated=self.rated,
+            status=status,
+            position_json=position_json,
+            moves_json=cache,
+            clocks_ms=clocks,
+            to_move=to_move,
+            move_ms=move_ms,
+            dice_commitment=self.dice_commitment,
+            result_json=result_json,
+        )
 
     def submit(self, bot_id: int, message: MakeMove, received_at: float) -> None:
         """Hand the current seat's move to the runner; RefereeError for a request out of place.
@@ -351,6 +435,16 @@ class MatchRunner:
         self._turn_seat = seat
         self._turn_sent_at = time.monotonic()
         self._connections.send_json(bot_id, self._turn_message(seat, fresh=True))
+        if self._spectators is not None and self._spectators.watched(self.match_id):
+            self._watch(
+                watch_stream.turn_text(
+                    self._match_id_json,
+                    seat=seat,
+                    ply=len(self.events),
+                    move_ms=clock.move_ms,
+                    clocks_ms=[int(c.bank_ms) for c in self._clocks],
+                )
+            )
         # A timer that resolves the waiter with None, rather than wait_for: that wraps every
         # turn in another future, callbacks and a cancellation, and turns are the hot path.
         timer = loop.call_later(clock.allowance_ms(grace) / 1000, _expire, waiter)
@@ -388,6 +482,21 @@ class MatchRunner:
         if seat is not None:
             self._last_move_ply[seat] = ply
             self._seat_moves += 1
+        if forced is not None:
+            self._forced[ply] = forced
+        if self._spectators is not None and self._spectators.watched(self.match_id):
+            self._watch(
+                watch_stream.move_text(
+                    self._match_id_json,
+                    ply=ply,
+                    seat=seat,
+                    move=text,
+                    forced=forced,
+                    position_json=self._position_text(self.state),
+                    think_ms=think_ms,
+                    clocks_ms=[int(c.bank_ms) for c in self._clocks],
+                )
+            )
         # Not awaited: the single writer keeps writes in order and commits them in batches, so
         # the next turn goes out at once; _finish's result write checks that all of them are in.
         self._database.recorder.submit(
@@ -418,6 +527,23 @@ class MatchRunner:
         texts = list(self._legal)
         shown = ", ".join(texts[:most])
         return shown + (f" and {len(texts) - most} more" if len(texts) > most else "")
+
+    def _watch(self, text: str) -> None:
+        """Queue a message for the spectators; published soon, after the bots' messages."""
+        self._watch_out.append(text)
+        if not self._watch_flush_due:
+            self._watch_flush_due = True
+            loop = asyncio.get_running_loop()
+            # Two hops: the writers woken in this step (the bot's next turn) run in the next
+            # iteration of the loop; the spectators' frames go out in the one after, so that a
+            # match's watchers never delay its own players.
+            loop.call_soon(loop.call_soon, self._flush_watch)
+
+    def _flush_watch(self) -> None:
+        self._watch_flush_due = False
+        if self._watch_out and self._spectators is not None:
+            texts, self._watch_out = self._watch_out, []
+            self._spectators.publish(self.match_id, texts)
 
     def _tell(self, seat: int, code: ErrorCode, why: str) -> None:
         self._connections.send(
@@ -481,6 +607,9 @@ class MatchRunner:
         if self._announced:  # a match cut before its match_start is stored, not told
             for bot in self.seats:
                 self._connections.send(bot.bot_id, self.result)
+        if self._spectators is not None:
+            self._flush_watch()  # the last events before the end
+            self._spectators.end(self.match_id, self.result.model_dump_json())
 
     async def _abort(self) -> None:
         if self.finished:
@@ -524,15 +653,11 @@ class MatchRunner:
             texts = [self.game.format_move(state, m) for m in moves]
             self._legal = dict(zip(texts, moves, strict=True))
             self._legal_json = _dumps(texts)
-            self._position_json = _dumps(self.game.state_to_json(state))
+            self._position_json = self._position_text(state)
             self._legal_state = state
-        # On a resync part of this turn is already gone: what is left of the move limit, then
-        # of the bank, as the clock will charge it. deadline_ms = move_ms + own bank, always.
+        # On a resync part of this turn is already gone. deadline_ms = move_ms + own bank.
         spent = 0.0 if fresh else (time.monotonic() - self._turn_sent_at) * 1000
-        banks = [int(c.bank_ms) for c in self._clocks]
-        clock = self._clocks[seat]
-        move_left = max(0, int(clock.move_ms - spent))
-        banks[seat] = max(0, int(clock.bank_ms - max(0.0, spent - clock.move_ms)))
+        move_left, banks = self._clocks_now(seat, spent)
         clocks = ",".join(map(str, banks))
         since = ",".join(self._event_json[self._last_move_ply[seat] + 1 :])
         return (
@@ -541,6 +666,22 @@ class MatchRunner:
             f'"since_last":[{since}],"clocks_ms":[{clocks}],'
             f'"move_ms":{move_left},"deadline_ms":{move_left + banks[seat]}}}'
         )
+
+    def _clocks_now(self, seat: int, spent_ms: float) -> tuple[int, list[int]]:
+        """What is left of ``seat``'s move limit once its turn has run ``spent_ms``, and every
+        bank, ``seat``'s less what the turn has run over the limit (as the clock will charge
+        it)."""
+        banks = [int(c.bank_ms) for c in self._clocks]
+        clock = self._clocks[seat]
+        banks[seat] = max(0, int(clock.bank_ms - max(0.0, spent_ms - clock.move_ms)))
+        return max(0, int(clock.move_ms - spent_ms)), banks
+
+    def _position_text(self, state: games.State) -> str:
+        """The position's JSON, computed once per state (the turn and the spectators' move)."""
+        if self._position_state is not state:
+            self._position_text_json = _dumps(self.game.state_to_json(state))
+            self._position_state = state
+        return self._position_text_json
 
 
 def _quoted(message: str, sent: str) -> str:

@@ -306,7 +306,9 @@ async def abort_unfinished(session: AsyncSession) -> int:
 
 
 async def get_match(session: AsyncSession, match_id: str) -> dict[str, Any] | None:
-    """The full record of a match, or None. The seed is revealed only once the match is over."""
+    """The full record of a match, or None. The seed, and each move's ``info`` (a bot's score,
+    principal variation and comment: private to it while it plays, as in the protocol), are
+    revealed only once the match is over."""
     match = await session.get(
         Match,
         match_id,
@@ -344,6 +346,7 @@ async def get_match(session: AsyncSession, match_id: str) -> dict[str, Any] | No
         )
         for ply, outcome in chance_rows
     ]
+    over = match.status != RUNNING
     events.extend(
         (
             ply,
@@ -353,7 +356,7 @@ async def get_match(session: AsyncSession, match_id: str) -> dict[str, Any] | No
                 "seat": seat,
                 "move": move,
                 "think_ms": think_ms,
-                "info": info,
+                "info": info if over else None,
                 "forced": forced,
             },
         )
@@ -363,7 +366,7 @@ async def get_match(session: AsyncSession, match_id: str) -> dict[str, Any] | No
     events.sort(key=lambda e: (e[0], e[1]))
     record = _summary(match, match.result, plies=len(events))
     record["moves"] = [e[2] for e in events]
-    record["seed"] = match.seed if match.status != RUNNING else None
+    record["seed"] = match.seed if over else None
     record["dice"] = {
         "scheme": match.dice,
         # The commitment was sent in match_start (the legacy scheme had none); the seed is

@@ -48,6 +48,33 @@ def test_every_message_type_is_in_its_direction() -> None:
         assert definition["additionalProperties"] is False
 
 
+def test_the_spectator_stream_is_in_the_schema_and_the_docs() -> None:
+    from protocol import spectator
+
+    doc = json.loads(schema.render())
+    stream = doc["spectator_stream"]
+    assert set(stream["discriminator"]["mapping"]) == {
+        "watch_start",
+        "move",
+        "turn",
+        "match_end",
+        "error",
+        "pong",
+    }
+    assert doc["spectator_stream_version"] == spectator.SPECTATOR_STREAM_VERSION == 1
+    # The spectators' move and turn are their own models, not the bots' (same tags, other
+    # directions): each union maps its tag to its own definition.
+    assert stream["discriminator"]["mapping"]["move"].endswith("/WatchMove")
+    assert doc["client_to_server"]["discriminator"]["mapping"]["move"].endswith("/MakeMove")
+    text = schema.DOCS_PATH.read_text(encoding="utf-8")
+    assert "## Watching a match (spectator stream, version 1)" in text
+    for model in schema.SPECTATOR_MESSAGES:
+        kind = model.model_fields["type"].default
+        assert f"#### `{kind}` ({model.__name__})" in text
+        definition = doc["$defs"][model.__name__]
+        assert definition["required"][0] == "type" and definition["additionalProperties"] is False
+
+
 def test_protocol_docs_tables_match_the_code() -> None:
     text = schema.DOCS_PATH.read_text(encoding="utf-8")
     assert schema.render_docs(text) == text, (

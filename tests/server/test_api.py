@@ -236,6 +236,8 @@ async def test_match_record_is_complete_and_hides_the_seed_until_the_end(
     m = await store_match(database, game="tic_tac_toe", seed=4, max_plies=3, finish=False)
     record = live_server.api("GET", f"/api/matches/{m.match_id}").json()
     assert record["status"] == "running" and record["seed"] is None and record["result"] is None
+    # The bots' info is theirs while they play (no opponent reads a pv), shown once it is over.
+    assert len(record["moves"]) == 3 and all(move["info"] is None for move in record["moves"])
     async with database.session() as session:
         await match_repo.record_move(
             session,

@@ -55,6 +55,16 @@ async def test_writes_are_ordered_and_committed_in_batches(database: Database) -
     for ply in range(30):
         for i in range(20):
             database.recorder.submit(matches.record_move, **_move(f"m{i}", ply))
+    # Finished, so that the record shows the moves' info (hidden while a match runs).
+    for i in range(20):
+        database.recorder.submit(
+            matches.finish_match,
+            match_id=f"m{i}",
+            payoffs=[0.0, 0.0],
+            termination="normal",
+            at_fault=None,
+            final_position={},
+        )
     await database.recorder.flush()
     assert database.recorder.batches < database.recorder.writes / 10
     async with database.session() as session:
