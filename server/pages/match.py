@@ -177,7 +177,8 @@ def _live_context(
             "match_id": match_id,
             "watch": f"/ws/watch/{match_id}",
             "labels": _labels(game),
-            "bots": bots,
+            "move_ms": match["time_control"]["move_ms"],
+            "bank_ms": match["time_control"]["bank_ms"],
         },
         "sentence": words.result_sentence(
             game,

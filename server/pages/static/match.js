@@ -115,6 +115,7 @@
     var thinking = null;  // {seat, moveMs, since}
     var ended = false;
     var retryMs = 500;
+    var seatMoves = 0;
     var resultBox = document.getElementById("result");
 
     function seconds(ms) {
@@ -131,14 +132,17 @@
       clocks.forEach(function (clock) {
         var seat = Number(clock.dataset.seat);
         var bank = banks[seat] || 0;
+        var hasBank = data.bank_ms > 0;
         if (thinking && thinking.seat === seat) {
           var spent = now - thinking.since;
           var moveLeft = thinking.moveMs - spent;
           var bankLeft = bank - Math.max(0, spent - thinking.moveMs);
-          clock.textContent = seconds(moveLeft) + " + " + seconds(bankLeft);
+          clock.textContent = seconds(moveLeft) + (hasBank ? " + " + seconds(bankLeft) : "");
           clock.classList.add("running");
         } else {
-          clock.textContent = seconds(bank);
+          // Waiting: what its next move will have (the per-move limit, then its bank).
+          clock.textContent = hasBank ? seconds(data.move_ms) + " + " + seconds(bank)
+            : seconds(data.move_ms);
           clock.classList.remove("running");
         }
       });
@@ -181,6 +185,7 @@
           retryMs = 500;
           movesBody.textContent = "";
           (message.moves || []).forEach(addRow);
+          seatMoves = (message.moves || []).filter(function (m) { return m.seat !== null; }).length;
           banks = (message.clocks_ms || []).slice();
           thinking = null;
           if (message.to_move !== null && message.move_ms !== null) {
@@ -196,7 +201,8 @@
           thinking = null;
           showPosition(message.position);
           drawClocks();
-          document.body.dataset.movesSeen = String(movesBody.rows.length);
+          if (message.seat !== null) { seatMoves += 1; }
+          resultBox.textContent = "Being played: " + seatMoves + (seatMoves === 1 ? " move" : " moves") + " so far.";
           break;
         case "turn":
           if (message.clocks_ms) { banks = message.clocks_ms.slice(); }
