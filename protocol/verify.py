@@ -52,6 +52,9 @@ class Verification:
     notes: list[str] = field(default_factory=list)
     #: The position after the last event that re-derived.
     state: State | None = None
+    #: The position after each event that re-derived, in order (a replay reuses them rather
+    #: than derive the match a second time).
+    states: list[State] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -119,11 +122,13 @@ def check_events(
                         f"{label}: the seed gives the roll {should!r}, not {text!r}"
                     )
                     break
-            try:
-                move = parse_event(game, state, text)
-            except ValueError as exc:
-                found.problems.append(f"{label}: {exc}")
-                break
+                move = rolled  # the stored text names it: no need to parse it back
+            else:
+                try:
+                    move = parse_event(game, state, text)
+                except ValueError as exc:
+                    found.problems.append(f"{label}: {exc}")
+                    break
             found.dice += 1
         else:
             try:
@@ -136,6 +141,7 @@ def check_events(
                 break
             found.moves += 1
         state = state.result(move)
+        found.states.append(state)
     found.state = state
     return found
 

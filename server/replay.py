@@ -9,15 +9,20 @@ import games
 from protocol.verify import parse_event, verify_record
 
 
-def replay_match(record: dict[str, Any]) -> dict[str, Any]:
+def replay_match(record: dict[str, Any], *, boards: bool = True) -> dict[str, Any]:
     """The replay of a match record (as returned by ``repositories.matches.get_match``).
 
     ``verified`` is True when the record holds (the dice are the seed's, every stored move was
     legal where it was played and the end re-derived from them agrees with the stored result),
     False with ``problems`` otherwise, and None while the match is still running.
+    ``boards=False`` leaves out each position's text board (the pages draw their own).
     """
     game = games.get(record["game"])
     check = verify_record(record)
+
+    def _board(state: games.State) -> str | None:
+        return game.render(state) if boards else None
+
     result = record.get("result")
     state = game.initial_state()
     steps: list[dict[str, Any]] = []
@@ -25,6 +30,11 @@ def replay_match(record: dict[str, Any]) -> dict[str, Any]:
     for index, event in enumerate(events):
         if state.is_terminal():
             break
+        if index < len(check.states):
+            # The check has derived this position already.
+            state = check.states[index]
+            steps.append({**event, "position": game.state_to_json(state), "board": _board(state)})
+            continue
         try:
             move = parse_event(game, state, event["move"])
         except ValueError:
@@ -39,7 +49,7 @@ def replay_match(record: dict[str, Any]) -> dict[str, Any]:
                 steps.append({**event, "rejected": True, "position": None, "board": None})
             break
         state = state.result(move)
-        steps.append({**event, "position": game.state_to_json(state), "board": game.render(state)})
+        steps.append({**event, "position": game.state_to_json(state), "board": _board(state)})
     terminal = state.is_terminal()
     derived = {
         "terminal": terminal,
@@ -56,7 +66,7 @@ def replay_match(record: dict[str, Any]) -> dict[str, Any]:
         "seats": record["seats"],
         "time_control": record["time_control"],
         "result": result,
-        "initial": {"position": game.state_to_json(initial), "board": game.render(initial)},
+        "initial": {"position": game.state_to_json(initial), "board": _board(initial)},
         "plies": steps,
         "derived": derived,
         "verified": verified,

@@ -66,6 +66,12 @@ class Bot(Base):
 
 class Match(Base):
     __tablename__ = "matches"
+    # The lists of matches read the newest first, filtered by status or game (migration 0005).
+    __table_args__ = (
+        Index("ix_matches_created_at_id", "created_at", "id"),
+        Index("ix_matches_status_created_at_id", "status", "created_at", "id"),
+        Index("ix_matches_game_created_at_id", "game", "created_at", "id"),
+    )
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     game: Mapped[str] = mapped_column(String(32), index=True)

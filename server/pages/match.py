@@ -63,7 +63,7 @@ async def match_page(request: Request) -> Response:
 def replay_context(record: dict[str, Any]) -> dict[str, Any]:
     """Everything the replay page shows, from a stored record (get_match)."""
     game = record["game"]
-    replay = replay_match(record)
+    replay = replay_match(record, boards=False)
     bots = [s["bot"] for s in record["seats"]]
     positions = [replay["initial"]["position"]]
     rows = []

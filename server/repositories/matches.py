@@ -424,7 +424,7 @@ async def list_matches(
             query.options(
                 selectinload(Match.seats).selectinload(Seat.bot), selectinload(Match.result)
             )
-            .order_by(Match.created_at.desc(), Match.id)
+            .order_by(Match.created_at.desc(), Match.id.desc())
             .limit(limit)
             .offset(offset)
         )
