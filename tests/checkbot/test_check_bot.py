@@ -100,6 +100,15 @@ async def test_a_broken_bot_fails_exactly_what_it_breaks(live_server: Any, mode:
     text = "\n".join(lines + report(obs, items))
     assert [item.key for item in items] == [key for key in TITLES if key != "accepts"]
     failed = {item.key for item in items if item.status == "fail"}
+    if failed != EXPECTED[mode]:
+        # What the bot was sent and answered, turn by turn: enough to tell a checker bug from
+        # a bot that did fail the item (a failure here under load is rare and timing-bound).
+        wire = read_wire(obs)
+        text += "\n" + "\n".join(
+            f"  wire {match_id}: {turns!r}; sent {[m for m in wire.moves if m.match_id == match_id]!r}"
+            for match_id, turns in wire.turns.items()
+        )
+        text += f"\n  ended {wire.ended!r}; forced {wire.forced!r}; starts {wire.starts!r}"
     assert failed == EXPECTED[mode], text
     for item in items:
         if item.status == "fail":
