@@ -105,8 +105,8 @@ async def test_a_broken_bot_fails_exactly_what_it_breaks(live_server: Any, mode:
         # a bot that did fail the item (a failure here under load is rare and timing-bound).
         wire = read_wire(obs)
         text += "\n" + "\n".join(
-            f"  wire {match_id}: {turns!r}; sent {[m for m in wire.moves if m.match_id == match_id]!r}"
-            for match_id, turns in wire.turns.items()
+            f"  wire {mid}: {turns!r}; sent {[m for m in wire.moves if m.match_id == mid]!r}"
+            for mid, turns in wire.turns.items()
         )
         text += f"\n  ended {wire.ended!r}; forced {wire.forced!r}; starts {wire.starts!r}"
     assert failed == EXPECTED[mode], text
