@@ -705,11 +705,10 @@ class BotClient:
         while not self._done.is_set():
             opened = False
             try:
-                # close_timeout: a bot that stops (Ctrl+C, its games done) waits at most this
-                # long for the server's answer to its close frame (websockets' default is 10 s).
-                async with websockets.connect(
-                    self.url, max_size=16 * 1024 * 1024, open_timeout=10, close_timeout=2
-                ) as ws:
+                ws = await self._open()
+                if ws is None:
+                    break  # stop() came while connecting
+                async with ws:
                     opened = True
                     self._ws = ws
                     await self._session(ws)
@@ -752,7 +751,9 @@ class BotClient:
             delay = min(self.max_backoff_s, 0.25 * 2**self._attempt) * random.uniform(0.8, 1.2)
             self._attempt += 1
             log.info("reconnecting in %.2f s (attempt %d)", delay, self._attempt)
-            await asyncio.sleep(delay)
+            with contextlib.suppress(TimeoutError):  # stop() ends the wait
+                async with asyncio.timeout(delay):
+                    await self._done.wait()
         if self._give_up is not None:
             self._give_up.cancel()
         for view in self.matches.values():
@@ -769,6 +770,32 @@ class BotClient:
             raise self._failure
         return self.results
 
+    async def _open(self) -> ClientConnection | None:
+        """A new connection, or None when stop() comes first: the opening handshake (up to
+        open_timeout) is given up, and a connection opened just then is closed again."""
+        if self._done.is_set():
+            return None
+        # close_timeout: a bot that stops (Ctrl+C, its games done) waits at most this long for
+        # the server's answer to its close frame (websockets' default is 10 s).
+        opening = asyncio.ensure_future(
+            websockets.connect(
+                self.url, max_size=16 * 1024 * 1024, open_timeout=10, close_timeout=2
+            )
+        )
+        stopped = asyncio.ensure_future(self._done.wait())
+        try:
+            await asyncio.wait((opening, stopped), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            if not opening.done():
+                opening.cancel()
+                await asyncio.wait((opening,))
+        if not self._done.is_set():
+            return opening.result()  # the connection, or why it could not be opened
+        if not opening.cancelled() and opening.exception() is None:
+            await opening.result().close()
+        return None
+
     def _log_lost(self, exc: BaseException) -> None:
         if self.bot_name is None:
             log.info("could not connect to %s: %r", self.url, exc)  # run() says so if final
@@ -784,7 +811,8 @@ class BotClient:
             await ws.send(message.model_dump_json(exclude_none=True))
 
     def stop(self) -> None:
-        """Finish: close the connection and let run() return."""
+        """Finish: close the connection and let run() return, at once whatever it is doing
+        (connecting, waiting to reconnect, playing: the close handshake waits at most 2 s)."""
         self._done.set()
         self._wake.set()
         if self._ws is not None:
@@ -828,10 +856,15 @@ class BotClient:
                     await ws.close()
                     break
         finally:
-            for task in (heartbeat, keeper):
+            helpers = (heartbeat, keeper)
+            for task in helpers:
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            # asyncio.wait, not `await task` in suppress(CancelledError): that would swallow a
+            # cancellation of the session itself too.
+            await asyncio.wait(helpers)
+            for task in helpers:
+                if not task.cancelled() and (error := task.exception()) is not None:
+                    raise error
 
     async def _heartbeat(self, ws: ClientConnection) -> None:
         # Our own pings keep NATs open and detect a dead server: silence for three heartbeats
@@ -1463,11 +1496,15 @@ class BotClient:
         """Send again what went unanswered, and ask for matches whenever they are wanted and
         nothing is pending, whatever happened before: the kit never idles while it wants
         matches."""
-        while True:
+        while not self._done.is_set():
             self._wake.clear()
             delay = await self._tend()
+            # Not asyncio.wait_for: on Python 3.11 it swallows a cancellation that comes once the
+            # awaited event is set (as stop() and most handlers set _wake), and this loop would
+            # then go on for ever while the session's end waits for it (the bot never stopped).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
 
     async def _tend(self) -> float:
         """One look by the keeper; returns the seconds until the next one is needed."""

@@ -826,12 +826,21 @@ def _idle_in_two(
                 and t.closed_at - t.opened_at < allowed_s
             )
         ]
-        if during and not any(t.responded for t in during):
+        # A turn answered too late, even after its match had ended, counts as answered here:
+        # the bot did take that match's turn up while the other match ran (the time item's).
+        if during and not any(
+            t.responded or _answered_ever(wire, match.match_id, t.ply) for t in during
+        ):
             excused = during
             if not _sent_for(wire, match.match_id):
                 excused = wire.turns.get(match.match_id, [])
             idle.append((match, other, len(during), excused))
     return idle
+
+
+def _answered_ever(wire: Wire, match_id: str, ply: int) -> bool:
+    """The bot sent a move for this turn of this match, at any time (late, after the end)."""
+    return any(m.match_id == match_id and m.ply == ply for m in wire.moves)
 
 
 def _sent_for(wire: Wire, match_id: str) -> bool:

@@ -21,6 +21,7 @@ from server.checkbot.relay import Frame, Link, Relay
 from server.checkbot.session import (
     STEP_PLAIN,
     STEP_RECONNECT,
+    STEP_TWO,
     CheckConfig,
     Observations,
     PlayedMatch,
@@ -99,6 +100,15 @@ async def test_a_broken_bot_fails_exactly_what_it_breaks(live_server: Any, mode:
     text = "\n".join(lines + report(obs, items))
     assert [item.key for item in items] == [key for key in TITLES if key != "accepts"]
     failed = {item.key for item in items if item.status == "fail"}
+    if failed != EXPECTED[mode]:
+        # What the bot was sent and answered, turn by turn: enough to tell a checker bug from
+        # a bot that did fail the item (a failure here under load is rare and timing-bound).
+        wire = read_wire(obs)
+        text += "\n" + "\n".join(
+            f"  wire {mid}: {turns!r}; sent {[m for m in wire.moves if m.match_id == mid]!r}"
+            for mid, turns in wire.turns.items()
+        )
+        text += f"\n  ended {wire.ended!r}; forced {wire.forced!r}; starts {wire.starts!r}"
     assert failed == EXPECTED[mode], text
     for item in items:
         if item.status == "fail":
@@ -231,3 +241,37 @@ def test_the_resent_turn_of_a_cut_is_answered_on_the_new_connection() -> None:
     assert "logged in again 250 ms after the cut, was resynced at ply 1" in items["reconnect"].did
     assert items["ply"].status == "pass" and items["connected"].status == "pass"
     assert items["time"].status == "skip"  # the cut turn's 320 ms are the checker's doing
+
+
+def test_a_turn_answered_after_its_match_ended_is_the_clocks_not_two_at_once() -> None:
+    # Two at once: match A runs from 1.0 to 5.0; the bot sleeps past its turn in match B, the
+    # referee forces a move, the checker resigns B, and only then does the answer arrive. The
+    # bot took B's turn up while A ran: too slow (time item), not one match at a time.
+    frames = [
+        _frame(0.5, "to_bot", {"type": "match_start", "match_id": "B", "ply": 0}),
+        _frame(1.0, "to_bot", {"type": "match_start", "match_id": "A", "ply": 0}),
+        _frame(2.0, "to_bot", {"type": "turn", "match_id": "B", "ply": 1}),
+        _frame(
+            3.1, "to_bot", {"type": "forced_move", "match_id": "B", "ply": 1, "reason": "timeout"}
+        ),
+        _frame(3.2, "to_bot", {"type": "match_end", "match_id": "B"}),
+        _frame(3.4, "from_bot", {"type": "move", "match_id": "B", "ply": 1, "move": "a1"}),
+        _frame(5.0, "to_bot", {"type": "match_end", "match_id": "A"}),
+    ]
+    obs = _observations(frames, [_move(0, 0), _move(1, 1, "timeout", None)],
+                        termination="resign", at_fault=0)  # fmt: skip
+    obs.matches[0].step, obs.matches[0].match_id = STEP_TWO, "B"
+    tc = obs.matches[0].time_control
+    a_record = {"status": "finished", "moves": [_move(0, 0)], "plies": 1,
+                "termination": "normal", "at_fault": None}  # fmt: skip
+    played_a = PlayedMatch(
+        STEP_TWO, "A", "tic_tac_toe", "random_move", tc, 1, 1.0, 5.0, None, a_record, False
+    )
+    obs.matches.append(played_a)
+    items = {item.key: item for item in judge(obs)}
+    assert items["two"].status == "pass", items["two"]
+    assert items["time"].status == "fail", items["time"]
+    # Without the late answer, the same turn is one left unanswered while A ran.
+    obs.frames = [f for f in frames if f.direction != "from_bot"]
+    items = {item.key: item for item in judge(obs)}
+    assert items["two"].status == "fail", items["two"]

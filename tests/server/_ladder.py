@@ -69,6 +69,41 @@ class LadderResult:
         return broken
 
 
+#: How long the remote bots may take to return from run() after stop().
+STOP_WAIT_S = 10.0
+
+
+def _state(client: BotClient, task: asyncio.Task[Any]) -> str:
+    """One remote bot's state, for the failure message: what run() did, the kit's state, and
+    where run() waits if it still runs."""
+    name = client.bot_name or client.client_name
+    if task.done():
+        error = None if task.cancelled() else task.exception()
+        ended = "run() was cancelled" if task.cancelled() else f"run() raised {error!r}"
+        return f"  {name}: {ended if task.cancelled() or error else 'run() returned'}"
+    ws = client._ws
+    connection = "no connection" if ws is None else f"connection {ws.state.name}"
+    return (
+        f"  {name}: run() still running; stop() called={client._done.is_set()}, {connection}, "
+        f"welcomed={client._welcomed}, matches={sorted(client.matches)}, "
+        f"started={client.started}, results={len(client.results)}, aborted={client.aborted}, "
+        f"games={client.games}, lost={client.lost_track}, looking up={sorted(client._looking_up)}"
+        f", seeking={client._seeking}, unanswered={sorted(k[0] for k in client._unanswered)}\n"
+        f"    waits at {_where(task)}"
+    )
+
+
+def _where(task: asyncio.Task[Any]) -> str:
+    """Where a task waits: its chain of coroutines (function:line), then what the innermost one
+    awaits (a future or another task, with its state)."""
+    steps = []
+    awaited: Any = task.get_coro()
+    while getattr(awaited, "cr_frame", None) is not None:
+        steps.append(f"{awaited.cr_code.co_name}:{awaited.cr_frame.f_lineno}")
+        awaited = awaited.cr_await
+    return " > ".join([*steps, f"{awaited!r:.400}"])
+
+
 def _factory(agent: str, options: dict[str, Any]) -> Callable[[games.Game], Any]:
     """A fresh agent per match, as ``arena agent`` does."""
 
@@ -140,7 +175,22 @@ async def run_ladder(
             await asyncio.sleep(0.02)
         for client in clients:
             client.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        # stop() must end run() in a few seconds (the close handshake waits at most 2 s): a
+        # bot that does not stop fails the ladder now, saying where each one is, instead of
+        # hanging until the test's timeout.
+        _, running = await asyncio.wait(tasks, timeout=STOP_WAIT_S)
+        if running:
+            states = "\n".join(_state(c, t) for c, t in zip(clients, tasks, strict=True))
+            for task in running:
+                task.cancel()
+            await asyncio.wait(running, timeout=STOP_WAIT_S)
+            raise AssertionError(
+                f"ladder: {len(running)} remote bot(s) still running {STOP_WAIT_S:g} s after "
+                f"stop():\n{states}"
+            )
+        for task in tasks:
+            if not task.cancelled():
+                task.exception()  # retrieved (as gather did): one that mattered was raised above
     log = list(referee.pairing_log)[started_log:]
     ids = {m for r in log for m in [r.match_id]}
     records = [
