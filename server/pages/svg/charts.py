@@ -9,8 +9,7 @@ Classes: ``line`` (sparkline), ``end`` (its last point); ``axis``, ``axis-label`
 (mu +- sigma), ``mu``, ``conservative`` (mu - 3 sigma, the leaderboard's rating), ``point``
 (one circle per match or score, with a ``<title>`` tooltip); ``zero``, ``series series-N``,
 ``point series-N`` (plus ``clipped`` when drawn at the edge), ``legend series-N`` (a swatch),
-``legend-label``; ``empty`` (the text of
-a chart with nothing to draw).
+``legend-label``; ``empty`` (the text of a chart with nothing to draw).
 """
 
 from __future__ import annotations
@@ -257,7 +256,7 @@ def eval_chart(
         for ply, score in data:
             if score is None:
                 continue
-            shown = max(-reach, min(reach, score))
+            shown = _within(score, reach)
             classes = f"point series-{index}" + (" clipped" if shown != score else "")
             tooltip = f"{name}, ply {ply}: {value_text(score)}"
             parts.append(_point(x(ply), y(shown), 2.5, tooltip, classes, colour))
@@ -280,7 +279,7 @@ def _series_lines(
         if score is None:
             runs.append([])
         else:
-            runs[-1].append((x(ply), y(max(-reach, min(reach, score)))))
+            runs[-1].append((x(ply), y(_within(score, reach))))
     return [
         element(
             "polyline",
@@ -294,6 +293,11 @@ def _series_lines(
         for run in runs
         if len(run) > 1  # a lone score is its circle alone
     ]
+
+
+def _within(score: float, reach: float) -> float:
+    """The score, or the edge of the chart it lies beyond."""
+    return max(-reach, min(reach, score))
 
 
 def _legend_item(x: float, y: float, name: str, colour: str, index: int) -> list[str]:
