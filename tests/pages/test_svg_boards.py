@@ -176,30 +176,30 @@ def test_backgammon_board_layout() -> None:
 
 def test_backgammon_dice_bar_and_borne_off() -> None:
     seen_dice = seen_bar = seen_off = 0
-    for seed in (1, 2):
-        for position in random_positions("backgammon", seed):
-            root = parse(board_svg("backgammon", position))
-            dice = with_classes(root, "die")
-            if position["dice"] is None:
-                assert not dice
-            else:
-                seen_dice += 1
-                assert [int(d.get("data-value", "")) for d in dice] == position["dice"]
-                for die in dice:
-                    pips = [e for e in die if "pip" in e.get("class", "")]
-                    assert len(pips) == int(die.get("data-value", ""))
-                    assert f"seat-{position['turn']}" in die.get("class", "")
-                assert f"to play {position['dice'][0]}-{position['dice'][1]}" in root.get(
-                    "aria-label", ""
-                )
-            for seat in (0, 1):
-                assert len(with_classes(root, "bar-piece", f"seat-{seat}")) == position["bar"][seat]
-                assert len(with_classes(root, "off-piece", f"seat-{seat}")) == position["off"][seat]
-                (count,) = with_classes(root, "off-count", f"seat-{seat}")
-                assert count.text == str(position["off"][seat])
-            seen_bar += sum(position["bar"]) > 0
-            seen_off += sum(position["off"]) > 0
-    assert seen_dice and seen_bar and seen_off  # the random games met every case
+    # Seed 2's random game meets dice, checkers on the bar and bearing off.
+    for position in random_positions("backgammon", 2):
+        root = parse(board_svg("backgammon", position))
+        dice = with_classes(root, "die")
+        if position["dice"] is None:
+            assert not dice
+        else:
+            seen_dice += 1
+            assert [int(d.get("data-value", "")) for d in dice] == position["dice"]
+            for die in dice:
+                pips = [e for e in die if "pip" in e.get("class", "")]
+                assert len(pips) == int(die.get("data-value", ""))
+                assert f"seat-{position['turn']}" in die.get("class", "")
+            assert f"to play {position['dice'][0]}-{position['dice'][1]}" in root.get(
+                "aria-label", ""
+            )
+        for seat in (0, 1):
+            assert len(with_classes(root, "bar-piece", f"seat-{seat}")) == position["bar"][seat]
+            assert len(with_classes(root, "off-piece", f"seat-{seat}")) == position["off"][seat]
+            (count,) = with_classes(root, "off-count", f"seat-{seat}")
+            assert count.text == str(position["off"][seat])
+        seen_bar += sum(position["bar"]) > 0
+        seen_off += sum(position["off"]) > 0
+    assert seen_dice and seen_bar and seen_off  # the random game met every case
 
 
 def test_backgammon_tall_stacks_show_their_count() -> None:

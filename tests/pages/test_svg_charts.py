@@ -147,3 +147,17 @@ def test_eval_chart_without_scores(series: list[Any]) -> None:
     root = parse(eval_chart(series))
     assert root.get("aria-label") == "no scores reported"
     assert [e.text for e in root.iter(f"{SVG}text")] == ["no scores reported"]
+
+
+def test_chart_text_stays_readable_on_a_phone() -> None:
+    """A chart of the default width shrunk to a 340 px screen keeps its text near 8 px."""
+    charts = [
+        rating_chart([("a", 25.0, 8.0), ("b", 26.0, 7.0)]),
+        eval_chart([("a", "#CC3311", [(1, 0.5), (2, -0.5)])]),
+        eval_chart([]),
+    ]
+    for svg in charts:
+        root = parse(svg)
+        width = float(root.get("viewBox", "").split()[2])
+        sizes = [float(t.get("font-size", "0")) for t in root.iter(f"{SVG}text")]
+        assert sizes and min(sizes) * 340 / width >= 7.5

@@ -9,8 +9,7 @@ Classes: ``line`` (sparkline), ``end`` (its last point); ``axis``, ``axis-label`
 (mu +- sigma), ``mu``, ``conservative`` (mu - 3 sigma, the leaderboard's rating), ``point``
 (one circle per match or score, with a ``<title>`` tooltip); ``zero``, ``series series-N``,
 ``point series-N`` (plus ``clipped`` when drawn at the edge), ``legend series-N`` (a swatch),
-``legend-label``; ``empty`` (the text of
-a chart with nothing to draw).
+``legend-label``; ``empty`` (the text of a chart with nothing to draw).
 """
 
 from __future__ import annotations
@@ -33,7 +32,9 @@ from server.pages.svg.markup import (
 LINE = "#0072B2"
 AXIS = "#888888"
 INK = "#333333"
-FONT = 11
+MUTED = "#666666"  # axis text: 5.7:1 against white, enough for small text
+# A 600-unit chart shrinks to about half on a phone: 14 units keep its labels near 8 px there.
+FONT = 14
 
 
 class _Scale(NamedTuple):
@@ -67,7 +68,7 @@ def _svg(kind: str, width: int, height: int, summary: str, *children: str) -> st
 
 def _empty(kind: str, width: int, height: int, message: str) -> str:
     """A chart with nothing to draw: the message, centred, for sighted readers too."""
-    note = label(width / 2, height / 2, message, size=FONT, class_="empty", fill=AXIS)
+    note = label(width / 2, height / 2, message, size=FONT, class_="empty", fill=MUTED)
     return _svg(kind, width, height, message, note)
 
 
@@ -123,7 +124,7 @@ def rating_chart(
         raise ValueError("sigma cannot be negative")
     if not rows:
         return _empty("rating", width, height, "no rated matches")
-    left, right, top, bottom = 48, 10, 10, 22
+    left, right, top, bottom = 58, 10, 12, 24
     lows = [mu - 3 * sigma for _, mu, sigma in rows]
     highs = [mu + sigma for _, mu, sigma in rows]
     lo, hi = min(lows), max(highs)
@@ -185,7 +186,7 @@ def rating_chart(
 
 
 def _axis_label(x: float, y: float, content: str, anchor: str) -> str:
-    return label(x, y, content, size=FONT, class_="axis-label", fill=AXIS, text_anchor=anchor)
+    return label(x, y, content, size=FONT, class_="axis-label", fill=MUTED, text_anchor=anchor)
 
 
 def _axes(width: int, height: int, left: int, right: int, top: int, bottom: int) -> list[str]:
@@ -228,7 +229,7 @@ def eval_chart(
         reach = min(reach, clip)
     reach = reach or 1.0  # all zeros (or only infinities): any range shows them
     plies = [ply for _, _, data in cleaned for ply, _ in data]
-    left, right, top, bottom = 44, 10, 22, 18
+    left, right, top, bottom = 52, 10, 30, 22
     x = _Scale(min(plies), max(plies), left, width - right)
     y = _Scale(-reach, reach, height - bottom, top)
     parts = _axes(width, height, left, right, top, bottom)
@@ -244,18 +245,18 @@ def eval_chart(
         _axis_label(left - 5, top, f"+{value_text(reach)}", "end"),
         _axis_label(left - 5, y(0), "0", "end"),
         _axis_label(left - 5, height - bottom, f"-{value_text(reach)}", "end"),
-        _axis_label(left, height - bottom / 2 + 2, f"ply {min(plies)}", "start"),
-        _axis_label(width - right, height - bottom / 2 + 2, f"ply {max(plies)}", "end"),
+        _axis_label(left, height - bottom / 2 + 1, f"ply {min(plies)}", "start"),
+        _axis_label(width - right, height - bottom / 2 + 1, f"ply {max(plies)}", "end"),
     ]
     legend_x = float(left + 4)
     for index, (name, colour, data) in enumerate(cleaned):
         parts += _legend_item(legend_x, top / 2, name, colour, index)
-        legend_x += 34 + 0.6 * FONT * len(name)
+        legend_x += 36 + 0.6 * FONT * len(name)  # about the width of the name
         parts += _series_lines(data, x, y, reach, colour, index)
         for ply, score in data:
             if score is None:
                 continue
-            shown = max(-reach, min(reach, score))
+            shown = _within(score, reach)
             classes = f"point series-{index}" + (" clipped" if shown != score else "")
             tooltip = f"{name}, ply {ply}: {value_text(score)}"
             parts.append(_point(x(ply), y(shown), 2.5, tooltip, classes, colour))
@@ -278,7 +279,7 @@ def _series_lines(
         if score is None:
             runs.append([])
         else:
-            runs[-1].append((x(ply), y(max(-reach, min(reach, score)))))
+            runs[-1].append((x(ply), y(_within(score, reach))))
     return [
         element(
             "polyline",
@@ -292,6 +293,11 @@ def _series_lines(
         for run in runs
         if len(run) > 1  # a lone score is its circle alone
     ]
+
+
+def _within(score: float, reach: float) -> float:
+    """The score, or the edge of the chart it lies beyond."""
+    return max(-reach, min(reach, score))
 
 
 def _legend_item(x: float, y: float, name: str, colour: str, index: int) -> list[str]:
