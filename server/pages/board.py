@@ -1,4 +1,5 @@
-"""``GET /boards/{game}.svg?position=JSON``: any position of a game drawn as SVG.
+"""``GET /boards/{game}.svg?position=JSON[&last=MOVE]``: any position of a game drawn as SVG,
+with the move that led to it marked.
 
 The replay and live pages fetch each position's board from here: one renderer, the server's,
 for the first page load and every later step. The position is parsed (and so checked) by the
@@ -18,6 +19,8 @@ from server.pages.svg.boards import board_svg
 
 #: A Chinese checkers position is about 400 characters of JSON; nothing needs ten times that.
 MAX_POSITION_CHARS = 4096
+#: The longest move notation (a backgammon play of four checkers is under 30 characters).
+MAX_MOVE_CHARS = 64
 
 
 async def board_image(request: Request) -> Response:
@@ -34,8 +37,11 @@ async def board_image(request: Request) -> Response:
             "characters), as the game's state_to_json writes it",
             status_code=400,
         )
+    last = request.query_params.get("last") or None
+    if last is not None and len(last) > MAX_MOVE_CHARS:
+        last = None  # names no move: nothing to mark
     try:
-        svg = board_svg(game, json.loads(raw))
+        svg = board_svg(game, json.loads(raw), highlight=last)
     except (ValueError, TypeError, RecursionError) as e:
         return PlainTextResponse(f"not a {game} position: {clip(str(e), 200)}", status_code=400)
     # The same position always draws the same board.

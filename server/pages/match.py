@@ -66,11 +66,14 @@ def replay_context(record: dict[str, Any]) -> dict[str, Any]:
     replay = replay_match(record, boards=False)
     bots = [s["bot"] for s in record["seats"]]
     positions = [replay["initial"]["position"]]
+    #: The move that led to each position (marked on its board); none for the first.
+    last_moves: list[str | None] = [None]
     rows = []
     for step in replay["plies"]:
         rejected = bool(step.get("rejected"))
         if not rejected:
             positions.append(step["position"])
+            last_moves.append(step["move"])
         rows.append(_row(game, step, index=len(positions) - 1, rejected=rejected))
     moves = sum(1 for r in rows if r["seat"] is not None and not r["rejected"])
     result = record["result"] or {}
@@ -80,8 +83,13 @@ def replay_context(record: dict[str, Any]) -> dict[str, Any]:
         "game": game,
         "seats": _seats(game, bots, None),
         "rows": rows,
-        "board": board_svg(game, positions[-1]),
-        "island": {"mode": "replay", "game": game, "positions": positions},
+        "board": board_svg(game, positions[-1], highlight=last_moves[-1]),
+        "island": {
+            "mode": "replay",
+            "game": game,
+            "positions": positions,
+            "last_moves": last_moves,
+        },
         "sentence": words.result_sentence(
             game,
             bots,
@@ -170,7 +178,7 @@ def _live_context(
         "game": game,
         "seats": _seats(game, bots, clients),
         "rows": rows,
-        "board": board_svg(game, position),
+        "board": board_svg(game, position, highlight=events[-1]["move"] if events else None),
         "island": {
             "mode": "live",
             "game": game,

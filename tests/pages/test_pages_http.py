@@ -138,3 +138,20 @@ def test_assets_are_served_by_the_app(live_server: LiveServer) -> None:
     css = live_server.api("GET", "/static/arena.css")
     assert css.headers["content-type"].startswith("text/css")
     assert "@import" not in css.text and "url(http" not in css.text  # nothing from elsewhere
+
+
+def test_a_board_marks_the_move_that_led_to_it(live_server: LiveServer) -> None:
+    rules = games.get("connect_four")
+    state = rules.initial_state()
+    state = state.result(rules.parse_move(state, "4"))
+    position = json.dumps(rules.state_to_json(state))
+    marked = live_server.api(
+        "GET", "/boards/connect_four.svg", params={"position": position, "last": "4"}
+    ).text
+    assert "last-move" in marked
+    for nothing in ("", "9", SCRIPT, "4" * 500):
+        plain = live_server.api(
+            "GET", "/boards/connect_four.svg", params={"position": position, "last": nothing}
+        )
+        assert plain.status_code == 200 and "last-move" not in plain.text, nothing
+        assert SCRIPT not in plain.text

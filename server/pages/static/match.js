@@ -11,12 +11,14 @@
   var svgCache = new Map();
   var latestRequest = 0;
 
-  function boardUrl(position) {
-    return "/boards/" + data.game + ".svg?position=" + encodeURIComponent(JSON.stringify(position));
+  function boardUrl(position, last) {
+    var url = "/boards/" + data.game + ".svg?position=" + encodeURIComponent(JSON.stringify(position));
+    return last ? url + "&last=" + encodeURIComponent(last) : url;
   }
 
-  function fetchBoard(position) {
-    var url = boardUrl(position);
+  // last: the move that led to the position, marked on the board (optional).
+  function fetchBoard(position, last) {
+    var url = boardUrl(position, last);
     if (!svgCache.has(url)) {
       svgCache.set(url, fetch(url).then(function (response) {
         if (!response.ok) { throw new Error("board " + response.status); }
@@ -27,9 +29,9 @@
   }
 
   // Show a position; a slower answer for an older step never replaces a newer one.
-  function showPosition(position) {
+  function showPosition(position, last) {
     var request = ++latestRequest;
-    return fetchBoard(position).then(function (svg) {
+    return fetchBoard(position, last).then(function (svg) {
       if (request === latestRequest) {
         boardBox.innerHTML = svg;
         boardBox.dataset.shown = String(request);
@@ -64,8 +66,10 @@
       label.textContent = index + " / " + last;
       markCurrent(index);
       history.replaceState(null, "", "#ply=" + index);
-      showPosition(positions[index]);
-      if (index < last) { fetchBoard(positions[index + 1]).catch(function () {}); }
+      showPosition(positions[index], data.last_moves[index]);
+      if (index < last) {
+        fetchBoard(positions[index + 1], data.last_moves[index + 1]).catch(function () {});
+      }
     }
 
     function stop() {
@@ -191,7 +195,8 @@
           if (message.to_move !== null && message.move_ms !== null) {
             thinking = {seat: message.to_move, moveMs: message.move_ms, since: performance.now()};
           }
-          showPosition(message.position);
+          var moves = message.moves || [];
+          showPosition(message.position, moves.length ? moves[moves.length - 1].move : null);
           drawClocks();
           if (message.status && message.status !== "running") { finish(); }
           break;
@@ -199,7 +204,7 @@
           addRow(message);
           if (message.clocks_ms) { banks = message.clocks_ms.slice(); }
           thinking = null;
-          showPosition(message.position);
+          showPosition(message.position, message.move);
           drawClocks();
           if (message.seat !== null) { seatMoves += 1; }
           resultBox.textContent = "Being played: " + seatMoves + (seatMoves === 1 ? " move" : " moves") + " so far.";
