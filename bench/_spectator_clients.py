@@ -151,11 +151,16 @@ def worker(
     game: str,
     count: int,
     phases: list[tuple[float, float]],
+    sched: str,
     nice: int,
     out: Any,
 ) -> None:
     """A worker process: ``count`` spectators over ``phases`` ((start, end) on the monotonic
-    clock); its stats go to the queue ``out``."""
-    with contextlib.suppress(OSError):
-        os.nice(nice)
+    clock), at the lowest CPU priority (``sched`` "idle") or at ``nice``; its stats go to the
+    queue ``out``."""
+    with contextlib.suppress(AttributeError, OSError):
+        if sched == "idle":
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        else:
+            os.nice(nice)
     out.put(asyncio.run(_main(http_base, ws_base, game, count, phases)))
