@@ -73,6 +73,7 @@ class PhaseResult:
     watching: float  # mean spectators connected in the window
     gc_ms: float  # the server's garbage-collection pauses in the window: total
     gc_max_ms: float  # ... and the longest
+    gc_counts: Counter[int]  # collections by generation
 
 
 def timeline(args: argparse.Namespace, t0: float) -> list[Phase]:
@@ -152,13 +153,13 @@ main()
 """
 
 
-def gc_pauses(log: Path) -> list[tuple[float, float]]:
-    """(monotonic time, ms) of every garbage collection the server logged."""
+def gc_pauses(log: Path) -> list[tuple[float, float, int]]:
+    """(monotonic time, ms, generation) of every garbage collection the server logged."""
     pauses = []
     for line in log.read_text(errors="replace").splitlines():
         if line.startswith("gc-pause "):
-            _, _, ms, at = line.split()
-            pauses.append((float(at), float(ms)))
+            _, generation, ms, at = line.split()
+            pauses.append((float(at), float(ms), int(generation)))
     return pauses
 
 
@@ -167,7 +168,7 @@ def measure(
     bots: BotStats,
     spectators: list[clients.SpectatorStats],
     cpu: list[tuple[float, float]],
-    gc: list[tuple[float, float]],
+    gc: list[tuple[float, float, int]],
 ) -> tuple[list[PhaseResult], list[float]]:
     """Each phase's players' latency, and every spectator latency sample (ms) in the spectator
     phases' windows."""
@@ -178,7 +179,7 @@ def measure(
         window = sorted(ms for t, ms in latencies if lo <= t < hi)
         connected = [n for s in spectators for t, n in s.connected if lo <= t < hi]
         per_process = max(1, len(spectators))
-        pauses = [ms for t, ms in gc if lo <= t < hi]
+        pauses = [(ms, generation) for t, ms, generation in gc if lo <= t < hi]
         results.append(
             PhaseResult(
                 phase=phase,
@@ -189,8 +190,9 @@ def measure(
                 samples=len(window),
                 cpu_percent=cpu_percent(cpu, lo, hi),
                 watching=sum(connected) / max(1, len(connected)) * per_process,
-                gc_ms=sum(pauses),
-                gc_max_ms=max(pauses, default=0.0),
+                gc_ms=sum(ms for ms, _ in pauses),
+                gc_max_ms=max((ms for ms, _ in pauses), default=0.0),
+                gc_counts=Counter(generation for _, generation in pauses),
             )
         )
     sent_at = {(m, p): t for m, p, t in bots.sent}
@@ -220,13 +222,13 @@ def report(
         f"{args.load_before}",
         "",
         f"{'phase':18} {'watching':>8} {'moves/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
-        f"{'samples':>8} {'CPU %':>6} {'GC ms':>6} {'GC max':>6}",
+        f"{'samples':>8} {'CPU %':>6} {'GC ms':>6} {'GC max':>6}  GC by generation",
     ]
     for r in results:
         lines.append(
             f"{r.phase.name:18} {r.watching:8.0f} {r.moves_per_s:8.1f} {r.p50_ms:7.2f} "
             f"{r.p99_ms:7.2f} {r.max_ms:7.1f} {r.samples:8d} {r.cpu_percent:6.0f} "
-            f"{r.gc_ms:6.0f} {r.gc_max_ms:6.1f}"
+            f"{r.gc_ms:6.1f} {r.gc_max_ms:6.1f}  {dict(sorted(r.gc_counts.items()))}"
         )
     without = [r for r in results if not r.phase.spectators]
     with_spectators = [r for r in results if r.phase.spectators]
