@@ -1,8 +1,8 @@
 """Spectators: how fast 500 spectators of 20 live matches get each move, and what they cost the
 players, in one run of a real server.
 
-    python -m bench.spectators             # 20 backgammon matches, 500 spectators: ~3 minutes
-    python -m bench.spectators --quick     # a smoke run: 4 matches, 40 spectators, ~20 s
+    python -m bench.spectators             # 20 backgammon matches, 500 spectators: ~2.5 minutes
+    python -m bench.spectators --quick     # a smoke run: 4 matches, 40 spectators, ~30 s
 
 One ``arena serve`` subprocess on a fresh SQLite file (no house bots) plays ``--matches``
 matches for the whole run: 2 x ``--matches`` bots in a worker process (bench/server.py's bots:
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the spectator processes' scheduling: SCHED_IDLE (default), or normal with --nice",
     )
     parser.add_argument("--nice", type=int, default=0, help="with --spectator-sched normal")
-    parser.add_argument("--quick", action="store_true", help="a smoke run of ~20 s")
+    parser.add_argument("--quick", action="store_true", help="a smoke run of ~30 s")
     parser.add_argument("--out", type=Path, help="also write the report to this file")
     args = parser.parse_args(argv)
     if args.quick:
