@@ -2,7 +2,7 @@
 worker process, watching live matches through ``/ws/watch/{match_id}``.
 
 Each spectator watches only during the phases it is given. It picks a running match (from
-``GET /api/matches?status=running``, fetched at most twice a second per process) with the fewest
+``GET /api/matches?status=running``, fetched at most every 2 s per process) with the fewest
 spectators of this process, watches it to its ``match_end`` (or until the phase ends), looks at
 the result for 0.5-2 s (as a page would show it: a match's spectators do not all come back in
 the same millisecond), then picks another. Every ``move`` of a seat is stamped on arrival with
@@ -39,6 +39,11 @@ class SpectatorStats:
     errors: Counter[str] = field(default_factory=Counter)
 
 
+#: How often a process asks the server for the running matches (each answer costs the server
+#: a few milliseconds of its event loop, which the players would see).
+REFRESH_S = 2.0
+
+
 class _Picker:
     """Which running match a spectator of this process watches next."""
 
@@ -53,7 +58,7 @@ class _Picker:
 
     async def pick(self) -> str | None:
         async with self._lock:
-            if time.monotonic() - self._fetched_at > 0.5:
+            if time.monotonic() - self._fetched_at > REFRESH_S:
                 response = await self._http.get(
                     "/api/matches", params={"status": "running", "game": self._game, "limit": 200}
                 )
@@ -151,11 +156,16 @@ def worker(
     game: str,
     count: int,
     phases: list[tuple[float, float]],
+    sched: str,
     nice: int,
     out: Any,
 ) -> None:
     """A worker process: ``count`` spectators over ``phases`` ((start, end) on the monotonic
-    clock); its stats go to the queue ``out``."""
-    with contextlib.suppress(OSError):
-        os.nice(nice)
+    clock), at the lowest CPU priority (``sched`` "idle") or at ``nice``; its stats go to the
+    queue ``out``."""
+    with contextlib.suppress(AttributeError, OSError):
+        if sched == "idle":
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        else:
+            os.nice(nice)
     out.put(asyncio.run(_main(http_base, ws_base, game, count, phases)))

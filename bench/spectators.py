@@ -1,8 +1,8 @@
 """Spectators: how fast 500 spectators of 20 live matches get each move, and what they cost the
 players, in one run of a real server.
 
-    python -m bench.spectators             # 20 backgammon matches, 500 spectators: ~3 minutes
-    python -m bench.spectators --quick     # a smoke run: 4 matches, 40 spectators, ~20 s
+    python -m bench.spectators             # 20 backgammon matches, 500 spectators: ~2.5 minutes
+    python -m bench.spectators --quick     # a smoke run: 4 matches, 40 spectators, ~30 s
 
 One ``arena serve`` subprocess on a fresh SQLite file (no house bots) plays ``--matches``
 matches for the whole run: 2 x ``--matches`` bots in a worker process (bench/server.py's bots:
@@ -21,9 +21,11 @@ Measured, every stamp ``time.monotonic()`` (one clock for all processes on Linux
   the dice), in every phase; the figure is the p99 with spectators minus the p99 without
   (medians over the phases of each kind), in the same run on the same matches.
 
-The spectators' processes run at ``--nice`` 10 by default: they stand for browsers on other
-machines, and their CPU is not the server's (``--nice 0`` shows what sharing two cores with them
-costs).
+The spectators' processes run at the lowest CPU priority (``SCHED_IDLE``) by default: they
+stand for browsers on other machines, and their CPU is not the server's. ``--spectator-sched
+normal --nice 0`` shows what sharing the two cores with them costs. The server's garbage
+collections are timed too (a callback in ``gc.callbacks``, printed to its log): the pauses of
+each phase are in the report, since a full young generation stops every match at once.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ class PhaseResult:
     samples: int
     cpu_percent: float
     watching: float  # mean spectators connected in the window
+    gc_ms: float  # the server's garbage-collection pauses in the window: total
+    gc_max_ms: float  # ... and the longest
+    gc_counts: Counter[int]  # collections by generation
 
 
 def timeline(args: argparse.Namespace, t0: float) -> list[Phase]:
@@ -132,11 +137,38 @@ def cpu_percent(samples: list[tuple[float, float]], lo: float, hi: float) -> flo
     return (c1 - c0) / (t1 - t0) * 100 if t1 > t0 else 0.0
 
 
+#: Run as the server's ``python -c``: ``arena serve``, with every garbage collection timed.
+SERVER_MAIN = """
+import gc, sys, time
+started = [0.0]
+def timed(phase, info):
+    if phase == "start":
+        started[0] = time.perf_counter()
+    else:
+        pause = (time.perf_counter() - started[0]) * 1000
+        print(f"gc-pause {info['generation']} {pause:.3f} {time.monotonic():.4f}", file=sys.stderr)
+gc.callbacks.append(timed)
+from server.cli import main
+main()
+"""
+
+
+def gc_pauses(log: Path) -> list[tuple[float, float, int]]:
+    """(monotonic time, ms, generation) of every garbage collection the server logged."""
+    pauses = []
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("gc-pause "):
+            _, generation, ms, at = line.split()
+            pauses.append((float(at), float(ms), int(generation)))
+    return pauses
+
+
 def measure(
     phases: list[Phase],
     bots: BotStats,
     spectators: list[clients.SpectatorStats],
     cpu: list[tuple[float, float]],
+    gc: list[tuple[float, float, int]],
 ) -> tuple[list[PhaseResult], list[float]]:
     """Each phase's players' latency, and every spectator latency sample (ms) in the spectator
     phases' windows."""
@@ -147,6 +179,7 @@ def measure(
         window = sorted(ms for t, ms in latencies if lo <= t < hi)
         connected = [n for s in spectators for t, n in s.connected if lo <= t < hi]
         per_process = max(1, len(spectators))
+        pauses = [(ms, generation) for t, ms, generation in gc if lo <= t < hi]
         results.append(
             PhaseResult(
                 phase=phase,
@@ -157,6 +190,9 @@ def measure(
                 samples=len(window),
                 cpu_percent=cpu_percent(cpu, lo, hi),
                 watching=sum(connected) / max(1, len(connected)) * per_process,
+                gc_ms=sum(ms for ms, _ in pauses),
+                gc_max_ms=max((ms for ms, _ in pauses), default=0.0),
+                gc_counts=Counter(generation for _, generation in pauses),
             )
         )
     sent_at = {(m, p): t for m, p, t in bots.sent}
@@ -181,17 +217,18 @@ def report(
     lines = [
         f"bench.spectators: {args.matches} concurrent {args.game} matches of bots that think "
         f"{args.think_ms:g} ms (+-50%); {args.spectators} spectators in {args.spec_procs} "
-        f"process(es) at nice {args.nice}; {args.repeat} x 2 phases of {args.phase:g} s "
+        f"process(es) ({priority(args)}); {args.repeat} x 2 phases of {args.phase:g} s "
         f"(+{args.settle:g} s settling); {os.cpu_count()} cores, load average before: "
         f"{args.load_before}",
         "",
         f"{'phase':18} {'watching':>8} {'moves/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
-        f"{'samples':>8} {'CPU %':>6}",
+        f"{'samples':>8} {'CPU %':>6} {'GC ms':>6} {'GC max':>6}  GC by generation",
     ]
     for r in results:
         lines.append(
             f"{r.phase.name:18} {r.watching:8.0f} {r.moves_per_s:8.1f} {r.p50_ms:7.2f} "
-            f"{r.p99_ms:7.2f} {r.max_ms:7.1f} {r.samples:8d} {r.cpu_percent:6.0f}"
+            f"{r.p99_ms:7.2f} {r.max_ms:7.1f} {r.samples:8d} {r.cpu_percent:6.0f} "
+            f"{r.gc_ms:6.1f} {r.gc_max_ms:6.1f}  {dict(sorted(r.gc_counts.items()))}"
         )
     without = [r for r in results if not r.phase.spectators]
     with_spectators = [r for r in results if r.phase.spectators]
@@ -230,6 +267,10 @@ def report(
     return "\n".join(lines)
 
 
+def priority(args: argparse.Namespace) -> str:
+    return "SCHED_IDLE" if args.spectator_sched == "idle" else f"nice {args.nice}"
+
+
 def run(args: argparse.Namespace, workdir: Path) -> str:
     db_url = f"sqlite+aiosqlite:///{workdir / 'arena.db'}"
     tokens = asyncio.run(_create_bots(db_url, 2 * args.matches))
@@ -241,10 +282,7 @@ def run(args: argparse.Namespace, workdir: Path) -> str:
         ARENA_MAX_SPECTATORS=str(2 * args.spectators + 100),
         ARENA_MAX_SPECTATORS_PER_MATCH=str(args.spectators + 1),
     )
-    cmd = [
-        sys.executable, "-c", "from server.cli import main; main()",
-        "serve", "--port", str(port), "--db", db_url,
-    ]  # fmt: skip
+    cmd = [sys.executable, "-c", SERVER_MAIN, "serve", "--port", str(port), "--db", db_url]
     log = (workdir / "server.log").open("wb")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
     try:
@@ -268,7 +306,12 @@ def run(args: argparse.Namespace, workdir: Path) -> str:
             ),
         )
         spec_out = ctx.Queue()
-        windows = [(p.start, p.end) for p in phases if p.spectators]
+        windows: list[tuple[float, float]] = []
+        for phase in phases:
+            if phase.spectators and windows and windows[-1][1] == phase.start:
+                windows[-1] = (windows[-1][0], phase.end)  # back to back: they stay connected
+            elif phase.spectators:
+                windows.append((phase.start, phase.end))
         spec_procs = [
             ctx.Process(
                 target=clients.worker,
@@ -278,6 +321,7 @@ def run(args: argparse.Namespace, workdir: Path) -> str:
                     args.game,
                     args.spectators // args.spec_procs + (i < args.spectators % args.spec_procs),
                     windows,
+                    args.spectator_sched,
                     args.nice,
                     spec_out,
                 ),
@@ -296,7 +340,7 @@ def run(args: argparse.Namespace, workdir: Path) -> str:
     finally:
         stop(proc)
         log.close()
-    results, watched = measure(phases, bots, spectators, cpu)
+    results, watched = measure(phases, bots, spectators, cpu, gc_pauses(workdir / "server.log"))
     return report(args, results, watched, spectators, bots)
 
 
@@ -311,8 +355,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds before the phases")
     parser.add_argument("--repeat", type=int, default=3, help="pairs of phases")
     parser.add_argument("--spec-procs", type=int, default=2, help="spectator processes")
-    parser.add_argument("--nice", type=int, default=10, help="the spectator processes' nice")
-    parser.add_argument("--quick", action="store_true", help="a smoke run of ~20 s")
+    parser.add_argument(
+        "--spectator-sched",
+        choices=["idle", "normal"],
+        default="idle",
+        help="the spectator processes' scheduling: SCHED_IDLE (default), or normal with --nice",
+    )
+    parser.add_argument("--nice", type=int, default=0, help="with --spectator-sched normal")
+    parser.add_argument("--quick", action="store_true", help="a smoke run of ~30 s")
     parser.add_argument("--out", type=Path, help="also write the report to this file")
     args = parser.parse_args(argv)
     if args.quick:

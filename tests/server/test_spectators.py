@@ -83,8 +83,10 @@ async def test_a_spectator_joining_mid_match_sees_what_the_players_see(
     # The position the bot on move was sent, every move so far, its clock running.
     assert start["position"] == turn["position"] and start["ply"] == turn["ply"] == 4
     assert events(start["moves"]) == played
-    assert start["to_move"] == 0 and 0 < start["move_ms"] <= 5000
-    assert start["clocks_ms"] == turn["clocks_ms"] == [3000, 3000]
+    assert start["to_move"] == 0 and 0 <= start["move_ms"] <= 5000
+    assert turn["clocks_ms"] == [3000, 3000]
+    # Seat 0's bank runs only once its 5 s are spent (never, unless the machine stalls).
+    assert start["clocks_ms"][1] == 3000 and start["clocks_ms"][0] <= 3000
     assert live_server.app.state.referee.spectators.count(mid) == 1
     # What pages call (in the server's thread; read here while the match waits on seat 0).
     runners = live_server.app.state.referee.live_matches()
