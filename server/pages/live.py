@@ -10,7 +10,7 @@ from server.referee import Referee
 
 def live_matches(referee: Referee, most: int) -> list[dict[str, Any]]:
     """Up to ``most`` running matches, longest-running first: id, game, bots, plies so far."""
-    running = [r for r in list(referee.matches.values()) if not r.finished][:most]
+    running = referee.live_matches()[:most]
     return [
         {
             "id": r.match_id,

@@ -38,7 +38,7 @@ _replays: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
 async def match_page(request: Request) -> Response:
     match_id = request.path_params["match_id"]
-    runner = request.app.state.referee.matches.get(match_id)
+    runner = request.app.state.referee.running_match(match_id)
     if runner is not None and not runner.finished:
         return render(request, "match.html", _live(request, runner))
     context = _replays.get(match_id)
