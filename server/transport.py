@@ -12,18 +12,21 @@
   header, before its payload is read) and a text frame that is not UTF-8 (``bad_json``, close
   1007). WebSocket-level pings, which the app never sees, are rate-limited and answered only
   while the peer reads; the closing handshake waits 1 s, not 10. It also puts a
-  :class:`TransportHandle` in the ASGI scope, so that a session can abort a connection whose
-  peer stopped reading (ASGI itself has no way to drop a connection whose close frame cannot be
-  written), and so that the spectator stream can write one serialised frame to many
-  connections without a task and an ASGI round per spectator.
+  :class:`TransportHandle` in the ASGI scope, so that a session can tell which of its messages
+  have left the server (ASGI's send returns once a frame is in the transport's buffer, which
+  takes up to 64 KiB without a word, and the kernel's send queue holds more), and abort a
+  connection whose peer stopped reading (ASGI itself has no way to drop a connection whose close
+  frame cannot be written); and so that the spectator stream can write one serialised frame to
+  many connections without a task and an ASGI round per spectator.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
-from typing import Any
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -35,22 +38,54 @@ from websockets.protocol import State
 from protocol.errors import ErrorCode
 from protocol.messages import MAX_FRAME_BYTES, ErrorMessage
 
+if sys.platform == "linux":
+    import fcntl
+
 log = logging.getLogger(__name__)
 
 #: The ASGI scope extension holding a TransportHandle.
 SCOPE_KEY = "ply_arena.transport"
 
 
+class CountingTransport:
+    """A connection's transport as uvicorn's WebSocket protocol sees it: the same transport,
+    counting the bytes written to it (everything uvicorn writes goes through ``write``)."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        #: Bytes written so far: frames, the handshake's answer, close frames, pongs.
+        self.written = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.written += memoryview(data).nbytes
+        self._transport.write(data)
+
+    def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
+        for data in list_of_data:
+            self.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+#: Linux's SIOCOUTQNSD ioctl: the bytes in a TCP socket's send queue not sent yet. A peer that
+#: does not read closes its receive window, and what the server wrote then waits there.
+_SIOCOUTQNSD = 0x894B
+
+
 class TransportHandle:
-    """What a session may do to its connection beyond ASGI: drop it at once; and, for the
-    spectator stream, write frames already serialised (one encoding for every spectator, no
-    task per spectator: server/spectate/watcher.py)."""
+    """What a session may do to its connection beyond ASGI: tell how much of what it wrote has
+    left the server, and drop the connection at once; and, for the spectator stream, write
+    frames already serialised (one encoding for every spectator, no task per spectator:
+    server/spectate/watcher.py)."""
 
     def __init__(
-        self, transport: asyncio.Transport, protocol: WebSocketsSansIOProtocol | None = None
+        self, transport: CountingTransport, protocol: WebSocketsSansIOProtocol | None = None
     ) -> None:
         self._transport = transport
         self._protocol = protocol
+        sock = transport.get_extra_info("socket")
+        self._fd: int = sock.fileno() if sock is not None else -1
 
     def can_send(self) -> bool:
         """Whether a data frame may be written now: the handshake is done, and no close frame
@@ -77,13 +112,35 @@ class TransportHandle:
         self._transport.write(frames)
         return True
 
+    @property
+    def written(self) -> int:
+        """Bytes written to the connection so far."""
+        return self._transport.written
+
+    def sent(self) -> int:
+        """How many of the bytes written have left the server: neither in the transport's buffer
+        nor waiting in the kernel's send queue for the peer's receive window (Linux; elsewhere
+        what the kernel took counts as sent)."""
+        return self._transport.written - self.write_buffer_size() - self._kernel_unsent()
+
     def abort(self) -> None:
         """Close the TCP connection now, discarding whatever is still buffered for the peer."""
         if not self._transport.is_closing() or self._transport.get_write_buffer_size():
             self._transport.abort()
 
     def write_buffer_size(self) -> int:
-        return self._transport.get_write_buffer_size()
+        """Bytes in the transport's buffer: written, not yet taken by the kernel."""
+        return int(self._transport.get_write_buffer_size())
+
+    def _kernel_unsent(self) -> int:
+        # Not once the transport is closing: its descriptor may be closed and reused.
+        if sys.platform != "linux" or self._fd < 0 or self._transport.is_closing():
+            return 0
+        try:
+            answer = fcntl.ioctl(self._fd, _SIOCOUTQNSD, bytes(4))
+        except OSError:
+            return 0
+        return max(0, int.from_bytes(answer, sys.byteorder, signed=True))
 
 
 def transport_handle(scope: Mapping[str, Any]) -> TransportHandle | None:
@@ -121,6 +178,11 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
         self._ping_tokens = float(PING_BURST)
         self._ping_at = self.loop.time()
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # Everything uvicorn writes to this connection is counted (TransportHandle.sent).
+        counting = CountingTransport(cast(asyncio.Transport, transport))
+        super().connection_made(cast(asyncio.Transport, counting))
+
     def handle_ping(self) -> None:
         if self.close_sent or self.transport.is_closing():
             self.conn.data_to_send()  # closing: no pong, and nothing more to say
@@ -144,7 +206,9 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
         scope = getattr(self, "scope", None)
         if scope is not None:
             # The app task was created but has not run yet: it sees the handle.
-            scope["extensions"][SCOPE_KEY] = TransportHandle(self.transport, self)
+            scope["extensions"][SCOPE_KEY] = TransportHandle(
+                cast(CountingTransport, self.transport), self
+            )
 
     def handle_parser_exception(self) -> None:
         if isinstance(self.conn.parser_exc, PayloadTooBig) and not self.transport.is_closing():

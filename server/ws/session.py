@@ -31,12 +31,18 @@ the round trip feeds the latency grace of the bot's clocks. A watchdog closes, w
   ``heartbeat_timeout`` (a half-open TCP connection or a hung bot);
 - a slow consumer: more than ``max_outbound_frames`` messages or ``max_outbound_bytes`` bytes
   waiting, or one message not written within ``send_timeout_s`` -> ``slow_consumer`` (a bot that
-  does not read its socket would otherwise make the server hold an unbounded queue).
+  does not read its socket would otherwise make the server hold an unbounded queue). A message
+  is written once it has left the server: handing it to ASGI is not enough (the transport
+  buffers up to 64 KiB before a send waits, and the kernel's send queue more), so a bot that
+  stops reading after a few messages, or whose TCP stalls, is caught as surely as one that makes
+  a send wait; the transport handle counts what has left (``TransportHandle.sent``).
 
 Closing is immediate for the referee (the bot counts as disconnected: its clocks run, it may
-reconnect); the error and the close frame are then given ``CLOSE_GRACE_S`` to reach the peer.
-A peer that has not read them by then has its TCP connection aborted (through the handle that
-server/transport.py puts in the ASGI scope), so that it cannot make the server keep its buffers.
+reconnect); the error and the close frame are then given ``CLOSE_GRACE_S`` to leave the server.
+A connection that still holds unsent bytes by then, however the session ended, has its TCP
+connection aborted (through the handle that server/transport.py puts in the ASGI scope), so
+that a peer that does not read can neither make the server keep its buffers nor hold up its
+shutdown (a transport closes only once its buffer is empty).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ import enum
 import logging
 import math
 import time
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -87,6 +94,8 @@ CLOSE_NORMAL = 1000
 
 #: How long the fatal error and the close frame may take to go out once a session is over.
 CLOSE_GRACE_S = 2.0
+#: How often run() looks whether the connection's last bytes have left, during that grace.
+_DRAIN_POLL_S = 0.02
 
 
 class Phase(enum.Enum):
@@ -161,6 +170,12 @@ class Session:
         self._last_heard = time.monotonic()
         #: When the frame being written started (None: the writer is idle).
         self._writing_since: float | None = None
+        #: Messages written but not yet sent, oldest first: (the connection's byte count once
+        #: the message was written, when its writing began). Messages begun within
+        #: ``_unsent_grain_s`` of each other share one entry (the first one's time, the last
+        #: one's bytes), so the deque stays short whatever the traffic.
+        self._unsent: deque[tuple[int, float]] = deque()
+        self._unsent_grain_s = self._send_timeout_s / 16
         self._rtt: float | None = None
         self._pings: dict[int, float] = {}
         self._next_ping = 1
@@ -228,6 +243,7 @@ class Session:
                 await reader
             self._detach()
             self.phase = Phase.CLOSED
+            deadline = time.monotonic() + CLOSE_GRACE_S
             flushed = True
             if self._closing:
                 # Let the fatal error and the close frame go out.
@@ -240,11 +256,29 @@ class Session:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await writer
-            if not flushed and self._transport is not None:
-                # The peer does not read: drop the connection and what was buffered for it,
-                # rather than keep both until the peer reads or goes away.
-                self._transport.abort()
+            if self._transport is not None:
+                # Written is not gone: the transport takes up to 64 KiB without a send waiting,
+                # and closes only once that is out. However the session ended (a fatal error, the
+                # peer's close, the server's shutdown), a peer that does not read must not keep
+                # the connection, and its buffer, beyond the grace.
+                try:
+                    flushed = flushed and await self._drained(deadline)
+                except asyncio.CancelledError:
+                    flushed = False
+                if not flushed:
+                    # The peer does not read: drop the connection and what was buffered for it,
+                    # rather than keep both until the peer reads or goes away.
+                    self._transport.abort()
             self.finished.set()
+
+    async def _drained(self, deadline: float) -> bool:
+        """Whether the transport's buffer empties by ``deadline``."""
+        assert self._transport is not None
+        while self._transport.write_buffer_size():
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(_DRAIN_POLL_S)
+        return True
 
     async def _serve(self) -> None:
         try:
@@ -261,13 +295,14 @@ class Session:
     async def _write_loop(self) -> None:
         while True:
             item = await self._out.get()
-            self._writing_since = time.monotonic()
+            started = self._writing_since = time.monotonic()
             try:
                 if isinstance(item, _Close):
                     await self.websocket.close(item.code)
                     return
                 self._queued_chars -= len(item)
                 await self.websocket.send_text(item)
+                self._written(started)
             except Exception:
                 # The peer is gone: stop reading too; the bot counts as disconnected.
                 self._closing = True
@@ -276,6 +311,31 @@ class Session:
                 return
             finally:
                 self._writing_since = None
+
+    def _written(self, started: float) -> None:
+        """Remember a message the transport took, until it has left the server."""
+        if self._transport is None:
+            return
+        end = self._transport.written
+        unsent = self._unsent
+        if unsent and started - unsent[-1][1] < self._unsent_grain_s:
+            unsent[-1] = (end, unsent[-1][1])
+        else:
+            unsent.append((end, started))
+
+    def _oldest_unsent(self) -> float | None:
+        """When the writing of the oldest message that has not left the server began (None: every
+        message has left)."""
+        unsent = self._unsent
+        if unsent:
+            assert self._transport is not None
+            sent = self._transport.sent()
+            while unsent and unsent[0][0] <= sent:
+                unsent.popleft()
+            if unsent:
+                return unsent[0][1]
+        # Still being handed over (a send waiting for the transport to take more).
+        return self._writing_since
 
     async def _receive(self, timeout: float | None = None) -> Mapping[str, Any] | None:
         """The next ASGI message, or None once the connection is gone or closing."""
@@ -500,7 +560,7 @@ class Session:
         return False
 
     async def _watchdog(self) -> None:
-        """Ping every heartbeat; close a silent connection or one whose writes are stuck."""
+        """Ping every heartbeat; close a silent connection or one whose messages do not leave."""
         heartbeat = max(self._heartbeat_s, 0.01)  # a zero setting must not spin the loop
         silence = heartbeat * self._heartbeat_misses
         next_ping = time.monotonic() + heartbeat
@@ -514,17 +574,20 @@ class Session:
                     f"of {heartbeat:g} s); answer every ping with pong",
                 )
                 return
-            writing_since = self._writing_since
-            if writing_since is not None and now - writing_since >= self._send_timeout_s:
+            # Not only a send that waits: the transport takes up to 64 KiB, and the kernel more,
+            # before one does, and a bot that stops reading (or whose TCP stalls) once the
+            # server has little more to say would never make one wait.
+            unsent_since = self._oldest_unsent()
+            if unsent_since is not None and now - unsent_since >= self._send_timeout_s:
                 self._slow(f"a message could not be written for {self._send_timeout_s:g} s")
                 return
             if now >= next_ping:
                 self._ping()
                 next_ping = now + heartbeat
-            # Wake for the next ping, the silence deadline, or the write deadline; an idle
-            # writer is looked at again within half the send timeout.
-            if writing_since is not None:
-                write_deadline = writing_since + self._send_timeout_s
+            # Wake for the next ping, the silence deadline, or the write deadline; with nothing
+            # unsent, the writer is looked at again within half the send timeout.
+            if unsent_since is not None:
+                write_deadline = unsent_since + self._send_timeout_s
             else:
                 write_deadline = now + self._send_timeout_s / 2
             wake = min(next_ping, self._last_heard + silence, write_deadline)

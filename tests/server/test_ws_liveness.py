@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import socket
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -18,7 +19,8 @@ from _ws_client import WsBot, rederive, start_pair
 from conftest import LiveServer
 from websockets.asyncio.client import ClientConnection
 
-from server.ws.session import CLOSE_GRACE_S
+from server.transport import CountingTransport, TransportHandle
+from server.ws.session import CLOSE_GRACE_S, Session
 
 Message = dict[str, Any]
 
@@ -118,6 +120,16 @@ class Stalling:
     async def send(self, message: Message) -> None:
         await self.ws.send(json.dumps(message))
 
+    def burst(self, messages: list[Message]) -> None:
+        """Send ``messages`` in one write (one TCP segment on the loopback): all of them reach
+        the server before any answer can fill this client's receive buffer. (Sent one by one
+        while that buffer is full, frames can stall in TCP retransmission backoff on the
+        loopback, the kernel dropping the server's segments that carry their acknowledgements.)
+        """
+        for message in messages:
+            self.ws.protocol.send_text(json.dumps(message).encode())
+        self.ws.transport.write(b"".join(self.ws.protocol.data_to_send()))
+
     async def expect(self, kind: str) -> Message:
         while True:
             message: Message = json.loads(await asyncio.wait_for(self.ws.recv(), 5))
@@ -142,7 +154,11 @@ async def test_a_bot_that_stops_reading_is_closed_as_a_slow_consumer(
     limits = (
         {"max_outbound_frames": 50, "send_timeout_s": 60.0}
         if trigger == "queue_bound"
-        else {"max_outbound_frames": 1_000_000, "send_timeout_s": 0.3}
+        else {
+            "max_outbound_frames": 1_000_000,
+            "max_outbound_bytes": 1 << 30,
+            "send_timeout_s": 0.3,
+        }
     )
     srv = start_server(send_buffer=4096, rate_limit_per_s=1e6, rate_limit_burst=1_000_000, **limits)
     name_a, token_a = srv.create_bot()
@@ -152,7 +168,9 @@ async def test_a_bot_that_stops_reading_is_closed_as_a_slow_consumer(
 
     a = await Stalling.connect(srv, token_a)
     b = await WsBot.connect(srv.ws_url, token_b)
-    join = {"type": "join", "game": "tic_tac_toe", "time_control": {"move_ms": 800}}
+    # a's first move may take 3 s: time enough, even on a busy machine, to set up the other match
+    # and for the server to give up on a before a's clock runs out with a still connected.
+    join = {"type": "join", "game": "tic_tac_toe", "time_control": {"move_ms": 3000}}
     await a.send(join)
     await b.send(join)
     start = await a.expect("match_start")
@@ -199,3 +217,126 @@ async def test_a_bot_that_stops_reading_is_closed_as_a_slow_consumer(
     # The server still serves everyone, a included once it reads again.
     a2 = await WsBot.connect(srv.ws_url, token_a)
     assert a2.welcome is not None and a2.welcome["matches"] == []
+
+
+def session_of(srv: LiveServer, name: str) -> Session:
+    """The server's session of a connected bot (read from the test's thread)."""
+    conn = srv.app.state.referee.connections.by_name(name)
+    assert isinstance(conn, Session), f"{name} is not connected"
+    return conn
+
+
+#: Pings a stalling bot sends in one burst before going quiet: their pongs (about 40 KB) are more
+#: than the kernel's buffers hold (the server's 4 KiB send buffer and the bot's 4 KiB receive
+#: buffer, doubled by Linux), yet less than the transport's 64 KiB, beyond which a send waits.
+BURST = 1500
+
+
+def ping_burst(a: Stalling) -> None:
+    pongs = sum(len(f'{{"type":"pong","id":{i}}}') + 2 for i in range(BURST))
+    assert 24 * 1024 < pongs < 60 * 1024, pongs
+    a.burst([{"type": "ping", "id": i} for i in range(BURST)])
+
+
+async def test_a_bot_that_stops_reading_is_closed_even_when_no_send_ever_waits(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """A bot that stops reading while the server has less than 64 KiB more to send it: the
+    transport takes it all, so no send ever waits. The slow-consumer test met this on a busy
+    machine (its flood of pings stalled in TCP backoff with ~30 KB of pongs in the transport), and
+    the bot stayed connected, its own frames keeping its heartbeat fresh, until the test gave up.
+    A message counts as written once it has left the server, not once the transport has it."""
+    srv = start_server(
+        send_buffer=4096,
+        send_timeout_s=0.3,
+        heartbeat_s=60,  # no heartbeat_timeout, and no server pings, to step in meanwhile
+        rate_limit_per_s=1e6,
+        rate_limit_burst=1_000_000,
+        max_outbound_frames=1_000_000,  # the burst is answered at once: no queue bound either
+    )
+    name_a, token_a = srv.create_bot()
+    a = await Stalling.connect(srv, token_a)
+    ping_burst(a)
+    await wait_until(lambda: not connected(srv, name_a), 10, "the server gives up on a")
+    received = await a.drain(timeout=CLOSE_GRACE_S + 3)
+    error = received[-1]
+    assert (error["type"], error["code"], error["fatal"]) == ("error", "slow_consumer", True)
+    assert "could not be written for 0.3 s" in error["message"], error["message"]
+    assert a.ws.close_code == 1008
+    # Every pong had been handed over before the server gave up: a reads them, then the error.
+    assert [m["id"] for m in received if m["type"] == "pong"] == list(range(BURST))
+
+
+async def test_the_server_stops_within_the_grace_beside_a_bot_that_stopped_reading(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """Bytes the transport holds for a bot that does not read: the shutdown's closing error and
+    close frame go in after them, and the transport would close only once they are out. The
+    connection is aborted after the grace instead of holding up the server's stop."""
+    srv = start_server(
+        send_buffer=4096,
+        send_timeout_s=60,
+        heartbeat_s=60,
+        rate_limit_per_s=1e6,
+        rate_limit_burst=1_000_000,
+        max_outbound_frames=1_000_000,  # the burst is answered at once: no queue bound either
+    )
+    name_a, token_a = srv.create_bot()
+    a = await Stalling.connect(srv, token_a)
+    session = session_of(srv, name_a)
+    ping_burst(a)
+
+    def pongs_left_in_the_transport() -> bool:
+        # Every ping answered, and the last pongs in the transport's buffer: no send waits.
+        assert session._transport is not None
+        buffered = session._transport.write_buffer_size()
+        return session._out.empty() and session._writing_since is None and buffered > 0
+
+    await wait_until(pongs_left_in_the_transport, 10, "the server holds pongs for a")
+    await asyncio.sleep(0.3)  # the last pings, if any, still on their way
+    assert connected(srv, name_a)
+    started = time.monotonic()
+    srv.stop()  # blocks this loop: a does not read anyway
+    assert time.monotonic() - started < CLOSE_GRACE_S + 3
+    # The connection was dropped under a, with the closing error still behind the pongs.
+    received = await a.drain(timeout=5)
+    assert not any(m["type"] == "error" for m in received)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the kernel's send queue is read on Linux")
+async def test_bytes_waiting_in_the_kernel_have_not_left_the_server() -> None:
+    """TransportHandle.sent: what a peer that does not read leaves in the kernel's send queue
+    (and in the transport's buffer) has not been sent; once the peer reads, everything has."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, listener.getsockname())
+    transport, _ = await loop.create_connection(asyncio.Protocol, sock=sock)
+    peer, _ = listener.accept()
+    listener.close()
+    counting = CountingTransport(transport)
+    handle = TransportHandle(counting)
+    size = 1 << 20
+    try:
+        counting.write(b"x" * size)
+        await asyncio.sleep(0.1)
+        assert handle.written == size
+        buffered = handle.write_buffer_size()
+        assert 0 < buffered < size
+        in_kernel = size - buffered - handle.sent()
+        assert in_kernel > 0, "the kernel's unsent bytes count as not sent"
+
+        peer.setblocking(False)
+        got = 0
+        async with asyncio.timeout(10):
+            while got < size:
+                got += len(await loop.sock_recv(peer, 1 << 16))
+        await wait_until(lambda: handle.sent() == size, 5, "everything has left")
+    finally:
+        transport.close()
+        peer.close()
