@@ -46,8 +46,10 @@ DEMO_REMOTE = {
 def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo(
-        host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
-        port: int = typer.Option(8000, "--port", help="TCP port."),
+        host: str = typer.Option(
+            "127.0.0.1", "--host", envvar="ARENA_HOST", help="Interface to listen on."
+        ),
+        port: int = typer.Option(8000, "--port", envvar="ARENA_PORT", help="TCP port."),
         db: str | None = typer.Option(
             None, "--db", help="Keep the database in this file (default: a temporary one)."
         ),

@@ -43,7 +43,9 @@ async def board_image(request: Request) -> Response:
     try:
         svg = board_svg(game, json.loads(raw), highlight=last)
     except (ValueError, TypeError, RecursionError) as e:
-        return PlainTextResponse(f"not a {game} position: {clip(str(e), 200)}", status_code=400)
+        return PlainTextResponse(
+            f"not a valid {game} position: {clip(str(e), 200)}", status_code=400
+        )
     # The same position always draws the same board.
     return Response(
         svg, media_type="image/svg+xml", headers={"Cache-Control": "public, max-age=86400"}

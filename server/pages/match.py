@@ -100,6 +100,7 @@ def replay_context(record: dict[str, Any]) -> dict[str, Any]:
         ),
         "eval_chart": _eval_chart(game, bots, rows),
         "verified": replay["verified"],
+        "has_dice": games.get(game).has_chance,
         "problems": replay["problems"],
     }
 
@@ -198,6 +199,7 @@ def _live_context(
         ),
         "eval_chart": None,
         "verified": None,
+        "has_dice": games.get(game).has_chance,
         "problems": [],
     }
 
@@ -244,7 +246,8 @@ def _row(game: str, event: dict[str, Any], *, index: int, rejected: bool = False
 def _eval_chart(game: str, bots: list[str], rows: list[dict[str, Any]]) -> str | None:
     """Each bot's own reported score (from its own point of view), by ply; None when no bot
     reported one."""
-    colours = seat_colours(game)
+    # A light seat colour (white discs, white checkers) would vanish on the white chart.
+    colours = [_visible(c) for c in seat_colours(game)]
     series = []
     for seat, bot in enumerate(bots):
         points = [(r["ply"], r["score"]) for r in rows if r["seat"] == seat and not r["rejected"]]
@@ -254,3 +257,12 @@ def _eval_chart(game: str, bots: list[str], rows: list[dict[str, Any]]) -> str |
     if not series:
         return None
     return eval_chart(series, clip=EVAL_CLIP)
+
+
+def _visible(colour: str) -> str:
+    """``colour``, or a mid grey when it is too light to see on white (#RRGGBB only)."""
+    if len(colour) == 7 and colour.startswith("#"):
+        r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+        if 0.299 * r + 0.587 * g + 0.114 * b > 200:
+            return "#8a8a8a"
+    return colour

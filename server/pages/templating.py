@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
+from protocol.wire import escape_controls
 from server.pages import words
 
 HERE = Path(__file__).parent
@@ -69,4 +70,6 @@ _env.filters.update(
     game_title=words.game_title,
     think_time=words.think_time,
     json_island=json_island,
+    # Control characters a bot sent (NUL, ESC, ...) shown as escapes, not written raw.
+    printable=escape_controls,
 )

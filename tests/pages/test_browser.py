@@ -313,5 +313,11 @@ async def test_every_page_fits_a_phone_screen(
         )
         await browser.shot(page, f"phone{path.replace('/', '-')}")
         assert overflow <= 0, f"{path} scrolls sideways by {overflow} px at {width} px"
+    # Stepping through a replay on a phone scrolls the move list's box, never the page away
+    # from the board.
+    await page.goto(f"{live_server.url}/matches/{bg.match_id}")
+    for key in ("Home", "ArrowRight", "ArrowRight", "End"):
+        await page.keyboard.press(key)
+        assert await page.evaluate("() => window.scrollY") == 0, key
     assert browser.dialogs == []
     assert [e for e in browser.console_errors if "404" not in e] == []

@@ -55,7 +55,7 @@ async def _hostile_match(database: Database) -> str:
         )  # fmt: skip
         state = rules.initial_state()
         for ply, text in enumerate(["b2", "a1"]):
-            comment = "</script><script>alert(2)</script>" if ply else SCRIPT
+            comment = "</script><script>alert(2)</script>" if ply else SCRIPT + "\x1b[2J\u202e"
             await match_repo.record_move(
                 session, match_id="h1", ply=ply, seat=state.player, move=text, think_ms=5,
                 info={"comment": comment, "score": 1e9 if ply else -0.25},
@@ -75,6 +75,9 @@ async def test_bot_text_is_escaped_in_the_page_and_in_its_data(
     page = live_server.api("GET", f"/matches/{match_id}", headers=HTML).text
     assert SCRIPT not in page and "alert(2)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # Control characters are shown as escapes; bot text is isolated from the page's direction.
+    assert "\x1b" not in page and "\\x1b[2J" in page
+    assert '<q class="comment"><bdi>' in page
     # The replay's data island cannot be closed by a comment either.
     island = re.search(
         r'<script type="application/json" id="match-data">(.*?)</script>', page, re.S

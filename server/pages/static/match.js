@@ -47,7 +47,16 @@
       row.classList.toggle("current", isCurrent);
       if (isCurrent) { current = row; }
     });
-    if (current) { current.scrollIntoView({block: "nearest"}); }
+    if (current) {
+      // Scroll the move list's own box, never the page: on a phone the board stays in view.
+      var box = movesBody.closest(".moves-wrap");
+      var top = current.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
+      var bottom = top + current.offsetHeight;
+      if (top < box.scrollTop + 30) { box.scrollTop = Math.max(0, top - 30); }
+      else if (bottom > box.scrollTop + box.clientHeight) {
+        box.scrollTop = bottom - box.clientHeight;
+      }
+    }
   }
 
   // --- replay ---------------------------------------------------------------------------
@@ -108,8 +117,13 @@
       event.preventDefault();
     });
 
-    var fromHash = /^#ply=(\d+)$/.exec(location.hash);
-    go(fromHash ? Number(fromHash[1]) : last);
+    function fromHash() {
+      var found = /^#ply=(\d+)$/.exec(location.hash);
+      return found ? Number(found[1]) : last;
+    }
+    // An address edited by hand, or Back and Forward, moves the replay too.
+    window.addEventListener("hashchange", function () { stop(); go(fromHash()); });
+    go(fromHash());
   }
 
   // --- live -----------------------------------------------------------------------------
@@ -159,7 +173,7 @@
       row.dataset.index = String(movesBody.rows.length + 1);
       row.className = seat === null ? "dice" : "seat-" + seat;
       if (event.forced) { row.classList.add("forced"); }
-      var cells = [String(event.ply + 1), seat === null ? "dice" : data.labels[seat]];
+      var cells = [String(event.ply), seat === null ? "dice" : data.labels[seat]];
       cells.forEach(function (text, i) {
         var cell = document.createElement("td");
         cell.textContent = text;
