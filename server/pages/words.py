@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import games
+from games.chinese_checkers import MAX_PLIES as CHINESE_CHECKERS_CAP
 
 _TITLES = {
     "tic_tac_toe": "Tic-tac-toe",
@@ -80,6 +81,9 @@ def result_sentence(
     winner = winners[0]
     verb = _BACKGAMMON_WINS.get(round(best), "won") if game == "backgammon" else "won"
     sentence = f"{player(game, winner, bots)} {verb} after {_count(moves)}"
+    if game == "chinese_checkers" and moves >= CHINESE_CHECKERS_CAP:
+        # The game's own cap: scored by progress, not by a finished race.
+        sentence += f" (the game's {CHINESE_CHECKERS_CAP}-ply limit, scored by progress)"
     if len(payoffs) > 2:
         # Three players: the places after the winner, by payoff.
         order = sorted(range(len(payoffs)), key=lambda s: -payoffs[s])

@@ -67,3 +67,11 @@ def test_three_players_are_placed() -> None:
 
 def test_think_times_read_naturally() -> None:
     assert [think_time(v) for v in (None, 12, 1500, 65_000)] == ["", "12 ms", "1.50 s", "1 min 5 s"]
+
+
+def test_a_chinese_checkers_game_at_its_cap_says_so() -> None:
+    said = result_sentence(
+        "chinese_checkers", ["a", "b", "c"], termination="normal", at_fault=None,
+        payoffs=[1.0, 0.0, -1.0], moves=1000,
+    )  # fmt: skip
+    assert said.startswith("a (Red) won after 1000 moves (the game's 1000-ply limit")
