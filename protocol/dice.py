@@ -22,6 +22,7 @@ can be checked with this package (``reroll_v0``) but carry no commitment.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import random
@@ -46,9 +47,17 @@ def commitment(seed: str, match_id: str) -> str:
 
 def weights(probabilities: Sequence[float]) -> tuple[list[int], int]:
     """Whole-number weights for ``probabilities`` and their common denominator."""
+    found, denominator = _weights(tuple(probabilities))
+    return list(found), denominator
+
+
+@functools.lru_cache(maxsize=256)
+def _weights(probabilities: tuple[float, ...]) -> tuple[tuple[int, ...], int]:
+    # Cached: a game has a handful of chance distributions (backgammon: one), and the exact
+    # fractions cost more than the rest of a roll (verifying a record re-rolls every die).
     fractions = [Fraction(p).limit_denominator(_MAX_DENOMINATOR) for p in probabilities]
     denominator = math.lcm(*(f.denominator for f in fractions))
-    found = [int(f * denominator) for f in fractions]
+    found = tuple(int(f * denominator) for f in fractions)
     if sum(found) != denominator:
         raise ValueError(f"chance probabilities {list(probabilities)} do not sum to 1")
     return found, denominator
