@@ -25,7 +25,6 @@ import math
 import random
 import statistics
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 import httpx
 from sqlalchemy import insert
 
+from bench._in_process import serve
 from server.db.database import Database
 from server.db.models import Base, Bot, Match, Result, Seat
 from server.ratings import RatingBook, RatingModel
@@ -186,31 +186,11 @@ async def rebuild_times(database: Database, runs: int) -> tuple[list[float], lis
 
 def leaderboard_latency(db_path: Path, requests: int = 500) -> dict[str, list[float]]:
     """Milliseconds per request against a real server on the database: leaderboard and health."""
-    import socket
-
-    from server.app import create_app, make_server
-    from server.settings import Settings
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    settings = Settings(
-        db_url=f"sqlite+aiosqlite:///{db_path}",
-        admin_token="bench-admin-token",
-        print_admin_token=False,
-        host="127.0.0.1",
-        port=port,
-        house_bots="",
-    )
-    server = make_server(create_app(settings), settings, log_level="warning")
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
+    base, server, thread = serve(db_path)
     times: dict[str, list[float]] = {"leaderboard": [], "health": []}
     rng = random.Random(3)
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+        with httpx.Client(base_url=base, timeout=30) as http:
             for _ in range(20):  # warm up
                 http.get(f"/api/leaderboard/{GAME}")
             for _ in range(requests):

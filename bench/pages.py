@@ -26,17 +26,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import socket
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import httpx
 
 import games
+from bench._in_process import serve
 from bench._ladder_ratings import GAME, fill, p
 from protocol import dice
 from server.db.database import Database
@@ -83,25 +82,6 @@ async def add_replays(database: Database, count: int, bots: int, seed: int = 5) 
             )  # fmt: skip
             ids.append(match_id)
     return ids
-
-
-def serve(db_path: Path) -> tuple[str, object, threading.Thread]:
-    from server.app import create_app, make_server
-    from server.settings import Settings
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    settings = Settings(
-        db_url=f"sqlite+aiosqlite:///{db_path}", admin_token="bench-admin-token",
-        print_admin_token=False, host="127.0.0.1", port=port, house_bots="",
-    )  # fmt: skip
-    server = make_server(create_app(settings), settings, log_level="warning")
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    return f"http://127.0.0.1:{port}", server, thread
 
 
 def one_run(base: str, replays: list[str], requests: int, seed: int) -> dict[str, list[float]]:
@@ -166,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append(one_run(base, replays[run * share : (run + 1) * share], args.requests,
                                     seed=run))  # fmt: skip
         finally:
-            server.should_exit = True  # type: ignore[attr-defined]
+            server.should_exit = True
             thread.join(timeout=30)
     peer = statistics.median(p(r["peer /api/health"], 99) for r in runs)
     print(

@@ -24,9 +24,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
+from protocol.errors import ErrorCode
 from protocol.messages import MAX_FRAME_BYTES
 from server.api import routes as api_routes
-from server.api.errors import InternalErrorMiddleware
+from server.api.errors import InternalErrorMiddleware, error_response
 from server.api.errors import exception_handlers as api_exception_handlers
 from server.db import server_mark
 from server.db.database import Database
@@ -167,17 +168,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def websocket_only(request: Request) -> JSONResponse:
     """426 at the bots' address for an HTTP request: say what the address is for."""
-    return JSONResponse(
-        {
-            "error": {
-                "code": "bad_request",
-                "message": "this is where bots connect over WebSocket (ws://HOST:PORT/ws, with "
-                "hello as the first message; docs/protocol.md); a browser cannot open it. The "
-                "REST API is under /api (for example /api/matches)",
-            }
-        },
-        status_code=426,
-        headers={"Upgrade": "websocket"},
+    return error_response(
+        426,
+        ErrorCode.bad_request,
+        "this is where bots connect over WebSocket (ws://HOST:PORT/ws, with hello as the first "
+        "message; docs/protocol.md); a browser cannot open it. The REST API is under /api (for "
+        "example /api/matches)",
+        {"Upgrade": "websocket"},
     )
 
 

@@ -24,12 +24,8 @@ async def home(request: Request) -> Response:
         )
     context: dict[str, Any] = {
         "games": [
-            {
-                "name": name,
-                "players": games.get(name).num_players,
-                "summary": games.get(name).summary,
-            }
-            for name in games.names()
+            {"name": game.name, "players": game.num_players, "summary": game.summary}
+            for game in map(games.get, games.names())
         ],
         "live": live_matches(request.app.state.referee, LIVE),
         "recent": [summary_row(m) for m in recent],

@@ -7,10 +7,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 import games
-from server.api.errors import ApiError
-from server.api.params import int_param
 from server.pages.errors import PageError
-from server.pages.pager import pager
+from server.pages.pager import page_offset, pager
 from server.pages.svg.charts import sparkline
 from server.pages.templating import render
 from server.ratings import report
@@ -29,10 +27,7 @@ async def leaderboard_page(request: Request) -> Response:
             "Unknown game",
             f"There is no game {game!r}; the games are {', '.join(games.names())}.",
         )
-    try:
-        offset = int_param(request.query_params.get("offset"), "offset", 0, 0, 10**9)
-    except ApiError as e:
-        raise PageError(400, "Bad page", e.message) from None
+    offset = page_offset(request)
     provisional = request.app.state.settings.provisional_matches
     async with request.app.state.database.session() as session:
         board = await report.leaderboard(

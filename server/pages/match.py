@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 import games
+from protocol.verify import check_events
 from server.pages import words
 from server.pages.errors import not_found
 from server.pages.svg.boards import board_svg
@@ -138,19 +139,14 @@ def game_position(runner: MatchRunner) -> dict[str, Any]:
 
 def _live_from_record(record: dict[str, Any]) -> dict[str, Any]:
     game = games.get(record["game"])
-    state = game.initial_state()
-    events = []
-    for event in record["moves"]:
-        try:
-            state = state.result(game.parse_move(state, event["move"]))
-        except ValueError:
-            break
-        events.append(event)
+    # The stored moves as far as they re-derive (no seed yet: the dice are taken as stored).
+    derived = check_events(game, record["id"], record["moves"], seed=None)
+    state = derived.state if derived.state is not None else game.initial_state()
     bots = [s["bot"] for s in record["seats"]]
     return _live_context(
         game.name,
         bots,
-        events,
+        record["moves"][: len(derived.states)],
         game.state_to_json(state),
         match_id=record["id"],
         clients=[None] * len(bots),

@@ -9,11 +9,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 import games
-from server.api.errors import ApiError
-from server.api.params import int_param
 from server.pages import words
 from server.pages.errors import PageError
-from server.pages.pager import pager
+from server.pages.pager import page_offset, pager
 from server.pages.templating import render
 from server.repositories import matches as match_repo
 
@@ -45,10 +43,7 @@ async def matches_page(request: Request) -> Response:
     status = params.get("status") or None
     if status is not None and status not in match_repo.STATUSES:
         raise PageError(400, "Bad filter", f"status is one of {', '.join(match_repo.STATUSES)}.")
-    try:
-        offset = int_param(params.get("offset"), "offset", 0, 0, 10**9)
-    except ApiError as e:
-        raise PageError(400, "Bad page", e.message) from None
+    offset = page_offset(request)
     bot = params.get("bot") or None
     async with request.app.state.database.session() as session:
         items, total = await match_repo.list_matches(

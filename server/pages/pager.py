@@ -7,6 +7,21 @@ from urllib.parse import urlencode
 
 from starlette.requests import Request
 
+from server.api.errors import ApiError
+from server.api.params import int_param
+from server.pages.errors import PageError
+
+#: The furthest a page's ``?offset=`` may go.
+MAX_OFFSET = 10**9
+
+
+def page_offset(request: Request) -> int:
+    """``?offset=`` of a paged list (0 when absent); a 400 page when it is not 0..MAX_OFFSET."""
+    try:
+        return int_param(request.query_params.get("offset"), "offset", 0, 0, MAX_OFFSET)
+    except ApiError as e:
+        raise PageError(400, "Bad page", e.message) from None
+
 
 def pager(request: Request, *, offset: int, page: int, total: int) -> dict[str, Any]:
     """What ``_pager.html`` shows: rows first..last of total, and the links (None at an end)."""

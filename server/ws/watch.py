@@ -36,6 +36,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from protocol.errors import ErrorCode
 from protocol.messages import MAX_NAME_CHARS, ErrorMessage, Ping, Pong
 from protocol.wire import WireError, clip, parse_client_frame
+from server.api.errors import error_response
 from server.referee import Referee
 from server.repositories import matches as match_repo
 from server.spectate import SpectatorHub, Watcher
@@ -214,15 +215,10 @@ async def _close(websocket: WebSocket, handle: TransportHandle, code: int | None
 
 async def watch_http_only(request: Request) -> JSONResponse:
     """426 at a spectator's address for an HTTP request: say what the address is for."""
-    return JSONResponse(
-        {
-            "error": {
-                "code": "bad_request",
-                "message": "this is where spectators connect over WebSocket "
-                "(ws://HOST:PORT/ws/watch/MATCH_ID; docs/protocol.md, 'Watching a match'); the "
-                "match record is at /api/matches/MATCH_ID",
-            }
-        },
-        status_code=426,
-        headers={"Upgrade": "websocket"},
+    return error_response(
+        426,
+        ErrorCode.bad_request,
+        "this is where spectators connect over WebSocket (ws://HOST:PORT/ws/watch/MATCH_ID; "
+        "docs/protocol.md, 'Watching a match'); the match record is at /api/matches/MATCH_ID",
+        {"Upgrade": "websocket"},
     )
