@@ -26,6 +26,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 
 from protocol.errors import ErrorCode
 from protocol.messages import MAX_FRAME_BYTES
+from server.analysis.runner import Analyst
 from server.api import routes as api_routes
 from server.api.errors import InternalErrorMiddleware, error_response
 from server.api.errors import exception_handlers as api_exception_handlers
@@ -154,6 +155,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.analyst = Analyst(settings)
     app.state.sessions = set()
     return app
 

@@ -75,6 +75,12 @@ class Settings:
     #: first snapshot); one more drops it with ``slow_consumer``: it may reconnect and resync.
     spectator_queue_frames: int = 256
     spectator_queue_bytes: int = 256 * 1024
+    #: ``/analyze`` and ``GET /api/analyze`` (server/analysis): the most nodes a search may visit
+    #: (MCTS: simulations), the seconds it may take (then it is stopped), and the analyses run
+    #: at once (each in a process of its own at the lowest CPU priority; 0 turns analysis off).
+    analyze_max_nodes: int = 20_000
+    analyze_time_s: float = 5.0
+    analyze_concurrency: int = 1
     #: Print a generated admin token on first start (the CLI keeps this on; tests may turn it off).
     print_admin_token: bool = True
 
@@ -197,6 +203,9 @@ _BOUNDS: tuple[tuple[str, float, bool, str], ...] = (
     ("max_spectators_per_match", 1, False, ""),
     ("spectator_queue_frames", 16, False, " (a move brings up to three messages)"),
     ("spectator_queue_bytes", 65536, False, " (a message may be up to 64 KiB)"),
+    ("analyze_max_nodes", 1, False, ""),
+    ("analyze_time_s", 0, True, ""),
+    ("analyze_concurrency", 0, False, " (0: analysis off)"),
     ("rating_sigma", 0, True, ""),
     ("rating_beta", 0, True, ""),
     ("rating_tau", 0, False, ""),

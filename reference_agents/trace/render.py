@@ -12,7 +12,8 @@ Describe = Callable[[TraceNode, Trace], str]
 _PRUNED_SHOWN = 8
 
 
-def _describer(algorithm: str) -> Describe:
+def describer(algorithm: str) -> Describe:
+    """The algorithm's one-line description of a node, as the text trace writes it."""
     from reference_agents.trace import alphabeta, expectiminimax, maxn, mcts, minimax, negamax
 
     modules = {
@@ -30,7 +31,7 @@ def render_text(trace: Trace) -> str:
     """The header and the tree, as ``arena analyze --trace`` prints them."""
     if not trace.shown_ids:
         trace.select()
-    describe = _describer(trace.algorithm)
+    describe = describer(trace.algorithm)
     options = ", ".join(f"{k}={_opt(v)}" for k, v in trace.options.items() if v is not None)
     a = trace.answer
     scaled = trace.values["scale"] != 1.0 and a["agent_value"] is not None

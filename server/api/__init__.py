@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from server.api import bots, games, leaderboard, matches
+from server.api import analyze, bots, games, leaderboard, matches
 
 routes = [
     Route("/health", games.health, methods=["GET"]),
+    Route("/analyze", analyze.analyze, methods=["GET"]),
     Route("/games", games.list_games, methods=["GET"]),
     Route("/bots", bots.list_bots, methods=["GET"]),
     Route("/bots", bots.create_bot, methods=["POST"]),

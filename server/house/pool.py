@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from server import subprocesses
 from server.house import worker
 
 log = logging.getLogger(__name__)
@@ -27,16 +27,6 @@ STOP_GRACE_S = 2.0
 
 class SearchFailed(Exception):
     """The search did not come back: its worker process died."""
-
-
-def _context() -> Any:
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        # The fork server imports these once; every worker forked from it has them.
-        context.set_forkserver_preload(["server.house.worker"])
-        return context
-    return multiprocessing.get_context("spawn")
 
 
 class SearchPool:
@@ -55,7 +45,7 @@ class SearchPool:
         if self._executor is None:
             self._executor = ProcessPoolExecutor(
                 max_workers=self.workers,
-                mp_context=_context(),
+                mp_context=subprocesses.context(),
                 initializer=worker.init,
                 initargs=(os.getpid(),),
             )

@@ -10,59 +10,24 @@ other matches' moves, and ignore Ctrl+C (the server stops them when it stops).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import signal
-import threading
 import time
 from typing import Any
 
 import games
 from reference_agents import Agent, make
+from server.subprocesses import init_helper
 
-#: Niceness added to the worker processes.
-NICENESS = 10
 #: The shortest time limit a search is given, even when its deadline has passed.
 MIN_LIMIT_S = 0.005
 
 _agents: dict[tuple[str, str], Agent] = {}
 
 
-#: How often a worker looks whether the server that started it is still there.
-PARENT_CHECK_S = 0.5
-
-
 def init(server_pid: int | None = None) -> None:
-    """Run once in every worker process: lowest CPU priority, Ctrl+C ignored, and gone when the
-    server is (``server_pid``)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if server_pid is not None:
-        # A worker forked by the fork server is not the server's child, and a server killed
-        # outright (kill -9, out of memory) shuts nothing down: without this, its workers, and
-        # the fork server they keep alive, would wait for work for ever.
-        threading.Thread(
-            target=_exit_with, args=(server_pid,), name="server-watch", daemon=True
-        ).start()
-    # SCHED_IDLE (Linux): the worker runs only when nothing at normal priority wants the CPU,
-    # so a search never delays the event loop, or the bots on the same machine. Elsewhere (or
-    # if refused), a plain nice.
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):
-        with contextlib.suppress(OSError):
-            os.nice(NICENESS)
-
-
-def _exit_with(server_pid: int) -> None:
-    while True:
-        time.sleep(PARENT_CHECK_S)
-        try:
-            os.kill(server_pid, 0)
-        except ProcessLookupError:
-            os._exit(0)
-        except PermissionError:  # another user's process has that pid now: the server is gone
-            os._exit(0)
+    """Run once in every worker process (see ``server.subprocesses.init_helper``)."""
+    init_helper(server_pid)
 
 
 def warm(specs: list[tuple[str, str, dict[str, Any]]]) -> int:

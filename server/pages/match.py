@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -85,6 +86,9 @@ def replay_context(record: dict[str, Any]) -> dict[str, Any]:
         "seats": _seats(game, bots, None),
         "rows": rows,
         "board": board_svg(game, positions[-1], highlight=last_moves[-1]),
+        # The replay's script changes it as the replay moves.
+        "analyze_url": "/analyze?"
+        + urlencode({"game": game, "moves": " ".join(m for m in last_moves if m is not None)}),
         "island": {
             "mode": "replay",
             "game": game,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from server.pages.analyze import analyze_page
 from server.pages.board import board_image
 from server.pages.bot import bot_page
 from server.pages.home import home
@@ -20,6 +21,7 @@ routes = [
     Route("/bots/{name}", bot_page, methods=["GET"]),
     Route("/matches", matches_page, methods=["GET"]),
     Route("/matches/{match_id}", match_page, methods=["GET"]),
+    Route("/analyze", analyze_page, methods=["GET"]),
     Route("/boards/{game}.svg", board_image, methods=["GET"]),
     Mount("/static", StaticFiles(directory=STATIC), name="static"),
 ]

@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
 from protocol.wire import escape_controls
+from reference_agents.trace._model import fmt
 from server.pages import words
 
 HERE = Path(__file__).parent
@@ -72,4 +73,8 @@ _env.filters.update(
     json_island=json_island,
     # Control characters a bot sent (NUL, ESC, ...) shown as escapes, not written raw.
     printable=escape_controls,
+    # A value of a search as the text trace writes it: 3, -0.02715, +inf, (1, 2, 6).
+    trace_value=fmt,
+    # An agent's option as written on the command line: true, not True.
+    option=lambda v: str(v).lower() if isinstance(v, bool) else fmt(v),
 )

@@ -134,3 +134,20 @@ def _count(moves: int) -> str:
 
 def _ordinal(n: int) -> str:
     return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
+
+
+def number(x: float) -> str:
+    """A payoff or a value as people write it: 1, -1, 0.5 (no "1.0", no "-0")."""
+    if x == int(x):
+        return str(int(x))
+    return f"{x:.4g}"
+
+
+def fraction(p: float) -> str:
+    """A probability as a fraction when it is a simple one (dice: 1/36, 1/18), else a decimal."""
+    from fractions import Fraction
+
+    simple = Fraction(p).limit_denominator(1000)
+    if abs(float(simple) - p) < 1e-9:
+        return f"{simple.numerator}/{simple.denominator}"
+    return f"{p:.4g}"

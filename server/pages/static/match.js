@@ -66,6 +66,7 @@
     var slider = document.getElementById("slider");
     var label = document.getElementById("position-label");
     var playButton = document.getElementById("play");
+    var analyzeLink = document.getElementById("analyze-link");
     var index = last;
     var timer = null;
 
@@ -76,6 +77,9 @@
       markCurrent(index);
       history.replaceState(null, "", "#ply=" + index);
       showPosition(positions[index], data.last_moves[index]);
+      analyzeLink.href = "/analyze?" + new URLSearchParams({
+        game: data.game, moves: data.last_moves.slice(1, index + 1).join(" ")
+      }).toString();
       if (index < last) {
         fetchBoard(positions[index + 1], data.last_moves[index + 1]).catch(function () {});
       }

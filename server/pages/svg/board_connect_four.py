@@ -80,3 +80,11 @@ def draw(position: dict[str, Any], state: State, highlight: str | None) -> Drawi
         body="".join(parts),
         summary=f"Connect Four, {two_player_status(_LABELS, state)}",
     )
+
+
+def targets() -> dict[str, tuple[float, float, float, float]]:
+    """Each column's box (x, y, width, height) by its digit: where a click drops a disc."""
+    return {
+        digit: (MARGIN + i * CELL, MARGIN, CELL, HEIGHT * CELL)
+        for i, digit in enumerate(COLUMN_DIGITS)
+    }

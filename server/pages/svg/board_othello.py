@@ -82,3 +82,11 @@ def _status(state: State) -> str:
     if not state.is_terminal() and tuple(state.actions()) == (PASS,):
         status += " (must pass)"
     return status
+
+
+def targets() -> dict[str, tuple[float, float, float, float]]:
+    """Each square's box (x, y, width, height) by its name: where a click plays there."""
+    return {
+        name: (MARGIN + (i % 8) * CELL, MARGIN + (i // 8) * CELL, CELL, CELL)
+        for i, name in enumerate(SQUARE_NAMES)
+    }

@@ -104,3 +104,11 @@ def _nought(x: float, y: float, name: str) -> str:
         stroke=_COLOURS[1],
         stroke_width=12,
     )
+
+
+def targets() -> dict[str, tuple[float, float, float, float]]:
+    """Each cell's box (x, y, width, height) by its name: where a click plays there."""
+    return {
+        name: (LEFT + (i % 3) * CELL, TOP + (i // 3) * CELL, CELL, CELL)
+        for i, name in enumerate(CELL_NAMES)
+    }

@@ -41,7 +41,7 @@ from server.pages.svg import (
     board_tic_tac_toe,
 )
 from server.pages.svg.board_parts import Drawing
-from server.pages.svg.markup import SVG_NAMESPACE, element, num
+from server.pages.svg.markup import SVG_NAMESPACE, element, num, text
 from server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS, seat_colours, seat_labels
 
 __all__ = ["SEAT_COLOURS", "SEAT_LABELS", "board_svg", "seat_colours", "seat_labels"]
@@ -55,14 +55,31 @@ _DRAW: dict[str, Callable[[dict[str, Any], State, str | None], Drawing]] = {
     "tic_tac_toe": board_tic_tac_toe.draw,
 }
 
+#: Where a click plays each move, in the games whose moves are one place: move -> box.
+_TARGETS: dict[str, Callable[[], dict[str, tuple[float, float, float, float]]]] = {
+    "connect_four": board_connect_four.targets,
+    "othello": board_othello.targets,
+    "tic_tac_toe": board_tic_tac_toe.targets,
+}
 
-def board_svg(game: str, position: dict[str, Any], *, highlight: str | None = None) -> str:
+
+def board_svg(
+    game: str,
+    position: dict[str, Any],
+    *,
+    highlight: str | None = None,
+    links: dict[str, str] | None = None,
+) -> str:
     """The ``<svg>`` of ``position`` in ``game``; ValueError for an unknown game or a position
     the game rejects.
 
     ``highlight`` is the last move in the game's notation (as stored with the match); the cell,
     column, points or holes it names are marked. Text that names nothing marks nothing, and it
     is never written into the drawing.
+
+    ``links`` (move in notation -> URL) makes the place of each of those moves a link, in the
+    games whose moves are one place (tic-tac-toe, Connect Four, Othello): ``<a class="move-link"
+    data-move=...>`` over the cell, column or square.
     """
     rules = games.get(game)  # ValueError naming the known games
     draw = _DRAW.get(game)
@@ -75,9 +92,12 @@ def board_svg(game: str, position: dict[str, Any], *, highlight: str | None = No
         raise ValueError(f"malformed {game} position: {e!r}") from e
     canonical = rules.state_to_json(state)
     drawing = draw(canonical, state, highlight)
+    body = drawing.body
+    if links and game in _TARGETS:
+        body += _link_layer(_TARGETS[game](), links)
     return element(
         "svg",
-        drawing.body,
+        body,
         xmlns=SVG_NAMESPACE,
         viewBox=f"0 0 {num(drawing.width)} {num(drawing.height)}",
         class_=f"board board-{game}",
@@ -87,3 +107,25 @@ def board_svg(game: str, position: dict[str, Any], *, highlight: str | None = No
         data_position=json.dumps(canonical, separators=(",", ":")),
         font_family="sans-serif",
     )
+
+
+def _link_layer(boxes: dict[str, tuple[float, float, float, float]], links: dict[str, str]) -> str:
+    """A transparent box over the place of each linked move, on top of the drawing."""
+    parts = []
+    for move, url in links.items():
+        box = boxes.get(move)
+        if box is None:
+            continue
+        x, y, width, height = box
+        parts.append(
+            element(
+                "a",
+                element("title", text(f"Play {move}")),
+                element("rect", x=x, y=y, width=width, height=height, fill="transparent"),
+                href=url,
+                class_="move-link",
+                data_move=move,
+                aria_label=f"Play {move}",
+            )
+        )
+    return "".join(parts)

@@ -1,0 +1,64 @@
+"""The server's helper processes (house bots' searches, analyses): how they start and behave.
+
+They start from one fork server (``spawn`` where there is none) that has imported the games and
+the agents once, so a helper comes up in milliseconds. Each helper runs at the lowest CPU
+priority and goes when the server goes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from typing import Any
+
+#: Modules the fork server imports once; every helper forked from it has them.
+PRELOAD = ["server.house.worker", "server.analysis.worker"]
+#: Niceness added to a helper where SCHED_IDLE is not available.
+NICENESS = 10
+#: How often a helper looks whether the server that started it is still there.
+PARENT_CHECK_S = 0.5
+
+
+def context() -> Any:
+    """The multiprocessing context every helper process is started from."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        forkserver = multiprocessing.get_context("forkserver")
+        forkserver.set_forkserver_preload(PRELOAD)
+        return forkserver
+    return multiprocessing.get_context("spawn")
+
+
+def init_helper(server_pid: int | None = None) -> None:
+    """Run first in every helper process: lowest CPU priority, Ctrl+C ignored, and gone when
+    the server is (``server_pid``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if server_pid is not None:
+        # A helper forked by the fork server is not the server's child, and a server killed
+        # outright (kill -9, out of memory) shuts nothing down: without this, its helpers, and
+        # the fork server they keep alive, would wait for work for ever.
+        threading.Thread(
+            target=_exit_with, args=(server_pid,), name="server-watch", daemon=True
+        ).start()
+    # SCHED_IDLE (Linux): the helper runs only when nothing at normal priority wants the CPU,
+    # so a search never delays the event loop, or the bots on the same machine. Elsewhere (or
+    # if refused), a plain nice.
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        with contextlib.suppress(OSError):
+            os.nice(NICENESS)
+
+
+def _exit_with(server_pid: int) -> None:
+    while True:
+        time.sleep(PARENT_CHECK_S)
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:  # another user's process has that pid now: the server is gone
+            os._exit(0)
