@@ -7,8 +7,9 @@ A fresh SQLite file gets ``--matches`` finished, rated tic-tac-toe results betwe
 bots (bench/_ladder_ratings.py's ``fill``: Core bulk inserts, no moves), then ``--replays``
 real matches with every move stored (Connect Four, Othello and backgammon with its dice from the
 seed, so that each replay re-derives and verifies), then the ratings and their history are
-rebuilt (``arena ratings rebuild``). A real server (uvicorn, as ``arena serve``) on that file
-answers, in turn, ``--requests`` times each:
+rebuilt (``arena ratings rebuild``). ``arena serve`` on that file, a process of its own (as in
+a deployment: the benchmark's client does not share its interpreter), answers, in turn,
+``--requests`` times each:
 
 - ``/`` (home: live matches, the 15 latest results),
 - ``/leaderboard/tic_tac_toe`` at various offsets (50 rows, a sparkline each),
@@ -19,17 +20,25 @@ answers, in turn, ``--requests`` times each:
 
 Times are measured by the client on the same machine (localhost round trip, an upper bound of
 the server's time). Each figure is the median over ``--runs`` runs of that run's p50 / p99.
+The server's garbage collections are timed (``gc.callbacks``, as in bench.spectators): the
+report says how many of the slow requests (over 20 ms and twice the page's p50) had one
+inside them, and how long the collections of each generation took. ``--server thread`` runs
+the server in a thread of the benchmark's own process instead (the earlier set-up).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -37,6 +46,8 @@ import httpx
 import games
 from bench._in_process import serve
 from bench._ladder_ratings import GAME, fill, p
+from bench.server import free_port, wait_for_port
+from bench.spectators import SERVER_MAIN, gc_pauses
 from protocol import dice
 from server.db.database import Database
 from server.ratings import RatingModel
@@ -84,16 +95,23 @@ async def add_replays(database: Database, count: int, bots: int, seed: int = 5) 
     return ids
 
 
-def one_run(base: str, replays: list[str], requests: int, seed: int) -> dict[str, list[float]]:
+#: (page, monotonic start, monotonic end) of every timed request of every run.
+Spans = list[tuple[str, float, float]]
+
+
+def one_run(
+    base: str, replays: list[str], requests: int, seed: int, spans: Spans
+) -> dict[str, list[float]]:
     rng = random.Random(seed)
     times: dict[str, list[float]] = {}
     cold = iter(rng.sample(replays, len(replays)))
     with httpx.Client(base_url=base, timeout=60, headers={"Accept": "text/html"}) as http:
 
         def timed(name: str, path: str) -> None:
-            began = time.perf_counter()
+            began, at = time.perf_counter(), time.monotonic()
             response = http.get(path)
             times.setdefault(name, []).append((time.perf_counter() - began) * 1000)
+            spans.append((name, at, time.monotonic()))
             assert response.status_code == 200, (path, response.text[:200])
 
         for _ in range(10):  # warm up: imports, templates compiled, connection pool
@@ -126,6 +144,67 @@ async def prepare(db_path: Path, args: argparse.Namespace) -> list[str]:
     return replays
 
 
+@contextmanager
+def server_process(db_path: Path, log: Path) -> Iterator[str]:
+    """``arena serve`` on ``db_path`` in a process of its own, its collections timed into
+    ``log``; the base URL."""
+    port = free_port()
+    env = dict(os.environ, ARENA_ADMIN_TOKEN="bench-admin-token", ARENA_HOUSE_BOTS="none")
+    command = [sys.executable, "-c", SERVER_MAIN, "serve", "--port", str(port),
+               "--db", f"sqlite+aiosqlite:///{db_path}"]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            wait_for_port(port, proc)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextmanager
+def server_thread(db_path: Path) -> Iterator[str]:
+    base, server, thread = serve(db_path)
+    try:
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def slow_requests_and_collections(
+    runs: list[dict[str, list[float]]], spans: Spans, pauses: list[tuple[float, float, int]]
+) -> list[str]:
+    """Lines on the slow requests (over 20 ms and twice their page's p50) and the server's
+    collections inside them."""
+    p50 = {name: statistics.median(t for r in runs for t in r[name]) for name in runs[0]}
+    lines = []
+    for name in runs[0]:
+        bound = max(20, 2 * p50[name]) / 1000
+        slow = [(a, b) for n, a, b in spans if n == name and b - a > bound]
+        with_gc = [
+            (a, b) for a, b in slow
+            if any(a <= at and at - ms / 1000 <= b for at, ms, _ in pauses)
+        ]  # fmt: skip
+        if slow:
+            lines.append(
+                f"  {name:<36} {len(slow)} slow request(s), {len(with_gc)} with a collection "
+                f"of the server inside"
+            )
+    for generation in (0, 1, 2):
+        ms = [m for _, m, g in pauses if g == generation]
+        if ms:
+            lines.append(
+                f"  server collections of generation {generation}: {len(ms)}, median "
+                f"{statistics.median(ms):.2f} ms, longest {max(ms):.2f} ms"
+            )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.pages", description=__doc__)
     parser.add_argument("--matches", type=int, default=100_000)
@@ -133,21 +212,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replays", type=int, default=300, help="stored matches with moves")
     parser.add_argument("--requests", type=int, default=300, help="requests per page per run")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--server", choices=("process", "thread"), default="process")
     args = parser.parse_args(argv)
+    spans: Spans = []
+    pauses: list[tuple[float, float, int]] = []
     with tempfile.TemporaryDirectory(prefix="bench-pages-") as tmp:
         db_path = Path(tmp) / "pages.db"
+        log = Path(tmp) / "server.log"
         replays = asyncio.run(prepare(db_path, args))
-        base, server, thread = serve(db_path)
         runs = []
-        try:
+        in_process = args.server == "thread"
+        with server_thread(db_path) if in_process else server_process(db_path, log) as base:
             for run in range(args.runs):
                 # Each run's cold requests are matches no run has asked for yet.
                 share = len(replays) // args.runs
                 runs.append(one_run(base, replays[run * share : (run + 1) * share], args.requests,
-                                    seed=run))  # fmt: skip
-        finally:
-            server.should_exit = True
-            thread.join(timeout=30)
+                                    seed=run, spans=spans))  # fmt: skip
+        if log.exists():
+            pauses = gc_pauses(log)
     peer = statistics.median(p(r["peer /api/health"], 99) for r in runs)
     print(
         f"pages with {args.matches:,} stored matches ({args.bots} bots, {args.replays} with "
@@ -159,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  {name:<36} p50 {p50:6.2f} ms  p99 {p99:6.2f} ms  (p99 x{p99 / peer:.1f} the peer)"
         )
+    if args.server == "process":
+        print("\n".join(slow_requests_and_collections(runs, spans, pauses)))
     return 0
 
 

@@ -36,6 +36,7 @@ from server.house import House, parse_house_bots
 from server.pages.errors import PageError, html_not_found, page_error, wants_html
 from server.pages.headers import SecurityHeadersMiddleware
 from server.pages.routes import routes as page_routes
+from server.pages.templating import compile_templates
 from server.ratings import RatingModel
 from server.ratings.rebuild import needs_rebuild, rebuild
 from server.referee import Referee
@@ -125,6 +126,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 # otherwise), and collect less often: each move allocates a few hundred
                 # short-lived objects, and the default threshold (700) ran a young collection
                 # every few moves.
+                compile_templates()
                 gc.collect()
                 gc.freeze()
                 gc.set_threshold(*GC_THRESHOLDS)

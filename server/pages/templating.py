@@ -58,6 +58,13 @@ def json_island(data: Any) -> Markup:
     return Markup(text)
 
 
+def compile_templates() -> None:
+    """Compile every template now (Jinja2 compiles on first use): done at startup, before the
+    objects of a started server are frozen out of the collector's sight."""
+    for name in _env.list_templates():
+        _env.get_template(name)
+
+
 def render(
     request: Request, name: str, context: dict[str, Any], *, status: int = 200
 ) -> HTMLResponse:

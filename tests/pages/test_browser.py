@@ -305,6 +305,8 @@ async def test_every_page_fits_a_phone_screen(
         f"/bots/{bg.bots[0]}",
         f"/matches/{bg.match_id}",
         f"/matches/{cc.match_id}",
+        "/analyze?game=chinese_checkers&agent=maxn&depth=2",
+        "/analyze?game=backgammon&moves=3-1+8/5+6/5+6-5&agent=expectiminimax&depth=1",
         "/no/such/page",
     ):  # fmt: skip  (the 404 page last: the browser logs its status as a console error)
         await page.goto(live_server.url + path)
