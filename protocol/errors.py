@@ -37,6 +37,9 @@ class ErrorCode(StrEnum):
     limit_reached = "limit_reached"
     shutting_down = "shutting_down"
     unauthorized = "unauthorized"
+    forbidden = "forbidden"
+    bad_join_code = "bad_join_code"
+    join_closed = "join_closed"
     not_found = "not_found"
     bad_request = "bad_request"
     conflict = "conflict"
@@ -147,9 +150,10 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
     ),
     ErrorCode.limit_reached: (
         "A limit was reached: for a bot, queues waited in at once or challenges pending at "
-        "once; for a spectator, the spectators of that match or of the whole server.",
+        "once; for a spectator, the spectators of that match or of the whole server; for an "
+        "analysis (/analyze), the nodes or seconds of one search, or the analyses at once.",
         "Leave a queue, or wait for a pending challenge to be answered, then ask again (a "
-        "spectator: try again later).",
+        "spectator: try again later; an analysis: a smaller search, or again in a moment).",
     ),
     ErrorCode.shutting_down: (
         "The server is shutting down or restarting (fatal: close code 1012). Running matches "
@@ -157,8 +161,23 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
         "Reconnect with backoff; the server is back when the connection succeeds.",
     ),
     ErrorCode.unauthorized: (
-        "The request needs an admin token (Authorization: Bearer ...).",
-        "Use the admin token printed on the server's first start or set in ARENA_ADMIN_TOKEN.",
+        "The request needs a token (Authorization: Bearer ...): the admin's, or for a class "
+        "the instructor's; none was sent, or it matches none.",
+        "Use the admin token printed on the server's first start or set in ARENA_ADMIN_TOKEN, "
+        "or the instructor token printed when the class was created.",
+    ),
+    ErrorCode.forbidden: (
+        "The token is valid but does not reach this: an instructor's token reaches its own "
+        "class and that class's bots only.",
+        "Use the instructor token of that class, or the admin token.",
+    ),
+    ErrorCode.bad_join_code: (
+        "No class has this join code (mistyped, or replaced by the instructor).",
+        "Check the code with your instructor.",
+    ),
+    ErrorCode.join_closed: (
+        "The class's join code is closed: it takes no new bots now.",
+        "Ask your instructor to open it.",
     ),
     ErrorCode.not_found: ("Nothing exists at that address or id.", "Check the id or the path."),
     ErrorCode.bad_request: (

@@ -30,6 +30,7 @@ from server.analysis.runner import Analyst
 from server.api import routes as api_routes
 from server.api.errors import InternalErrorMiddleware, error_response
 from server.api.errors import exception_handlers as api_exception_handlers
+from server.api.throttle import AddressThrottle
 from server.db import server_mark
 from server.db.database import Database
 from server.house import House, parse_house_bots
@@ -158,6 +159,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
     )
     app.state.settings = settings
     app.state.analyst = Analyst(settings)
+    app.state.register_throttle = AddressThrottle(
+        settings.register_limit, settings.register_window_s
+    )
     app.state.sessions = set()
     return app
 

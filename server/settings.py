@@ -81,6 +81,11 @@ class Settings:
     analyze_max_nodes: int = 20_000
     analyze_time_s: float = 5.0
     analyze_concurrency: int = 1
+    #: ``POST /api/register`` (a student registering a bot with a join code): attempts one
+    #: address may make in ``register_window_s`` seconds, right or wrong; beyond, 429. A whole
+    #: lab behind one NAT address registers within it; a script guessing codes does not.
+    register_limit: int = 60
+    register_window_s: float = 600.0
     #: Print a generated admin token on first start (the CLI keeps this on; tests may turn it off).
     print_admin_token: bool = True
 
@@ -206,6 +211,8 @@ _BOUNDS: tuple[tuple[str, float, bool, str], ...] = (
     ("analyze_max_nodes", 1, False, ""),
     ("analyze_time_s", 0, True, ""),
     ("analyze_concurrency", 0, False, " (0: analysis off)"),
+    ("register_limit", 1, False, ""),
+    ("register_window_s", 0, True, ""),
     ("rating_sigma", 0, True, ""),
     ("rating_beta", 0, True, ""),
     ("rating_tau", 0, False, ""),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from server.api import analyze, bots, games, leaderboard, matches
+from server.api import analyze, bots, classes, games, leaderboard, matches
 
 routes = [
     Route("/health", games.health, methods=["GET"]),
@@ -17,6 +17,14 @@ routes = [
     Route("/bots/{name}/rotate", bots.rotate_token, methods=["POST"]),
     Route("/bots/{name}/disable", bots.disable_bot, methods=["POST"]),
     Route("/bots/{name}/enable", bots.enable_bot, methods=["POST"]),
+    Route("/classes", classes.list_classes, methods=["GET"]),
+    Route("/classes", classes.create_class, methods=["POST"]),
+    Route("/classes/{name}", classes.get_class, methods=["GET"]),
+    Route("/classes/{name}/code/rotate", classes.rotate_code, methods=["POST"]),
+    Route("/classes/{name}/code/close", classes.close_code, methods=["POST"]),
+    Route("/classes/{name}/code/open", classes.open_code, methods=["POST"]),
+    Route("/classes/{name}/token/rotate", classes.rotate_instructor_token, methods=["POST"]),
+    Route("/register", classes.register, methods=["POST"]),
     Route("/leaderboard/{game}", leaderboard.leaderboard, methods=["GET"]),
     Route("/matches", matches.list_matches, methods=["GET"]),
     Route("/matches/{match_id}", matches.get_match, methods=["GET"]),

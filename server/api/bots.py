@@ -1,15 +1,17 @@
-"""Bots: list (public), create / rotate token / disable / enable (admin token)."""
+"""Bots: list (public), create (admin token); rotate token / disable / enable (the admin, or
+the instructor of the bot's class)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from protocol.errors import ErrorCode
 from protocol.wire import clip
-from server.api.auth import require_admin
+from server.api.auth import admin_or_instructor, may_manage_bot, require_admin_only
 from server.api.body import read_json_body
 from server.api.errors import ApiError
 from server.db.models import Bot
@@ -33,7 +35,8 @@ async def list_bots(request: Request) -> JSONResponse:
 
 
 async def create_bot(request: Request) -> JSONResponse:
-    require_admin(request)
+    async with request.app.state.database.session() as session:
+        await require_admin_only(request, session)
     name = await _body_name(request)
     try:
         async with request.app.state.database.session() as session:
@@ -48,9 +51,9 @@ async def create_bot(request: Request) -> JSONResponse:
 
 
 async def rotate_token(request: Request) -> JSONResponse:
-    require_admin(request)
     name = request.path_params["name"]
     async with request.app.state.database.session() as session:
+        await _managed_bot(request, session, name)
         try:
             token = await bots.rotate_token(session, name)
         except bots.UnknownBotError as exc:
@@ -71,8 +74,8 @@ async def enable_bot(request: Request) -> JSONResponse:
 
 
 async def _set_enabled(request: Request, enabled: bool) -> JSONResponse:
-    require_admin(request)
     async with request.app.state.database.session() as session:
+        await _managed_bot(request, session, request.path_params["name"])
         try:
             bot = await bots.set_enabled(session, request.path_params["name"], enabled)
         except bots.UnknownBotError as exc:
@@ -83,6 +86,16 @@ async def _set_enabled(request: Request, enabled: bool) -> JSONResponse:
         # at its next hello.
         _revoke(request, rendered["name"], ErrorCode.bot_disabled)
     return JSONResponse(rendered)
+
+
+async def _managed_bot(request: Request, session: AsyncSession, name: str) -> Bot:
+    """The bot, if the caller is the admin or the instructor of its class (401, 404, 403)."""
+    caller = await admin_or_instructor(request, session)
+    bot = await bots.bot_by_name(session, name)
+    if bot is None:
+        raise ApiError(404, ErrorCode.not_found, f"no bot named {clip(repr(name), 80)}")
+    may_manage_bot(caller, bot)
+    return bot
 
 
 def _revoke(request: Request, name: str, code: ErrorCode) -> None:
@@ -98,7 +111,7 @@ async def _body_name(request: Request) -> str:
         raise ApiError(
             400,
             ErrorCode.invalid_message,
-            f"unknown field {clip(repr(extra[0]))}: the body is {{\"name\": \"<bot name>\"}}",
+            f'unknown field {clip(repr(extra[0]))}: the body is {{"name": "<bot name>"}}',
         )
     name = body.get("name") if isinstance(body, dict) else None
     if not isinstance(name, str):

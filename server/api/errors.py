@@ -26,11 +26,18 @@ _CODE_BY_STATUS = {
 class ApiError(Exception):
     """Raised by endpoints; rendered as a JSON error with ``status``."""
 
-    def __init__(self, status: int, code: ErrorCode, message: str) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: ErrorCode,
+        message: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.headers = dict(headers or {})
 
 
 def error_response(
@@ -43,8 +50,10 @@ def error_response(
 
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    headers = {"WWW-Authenticate": "Bearer"} if exc.code == ErrorCode.unauthorized else None
-    return error_response(exc.status, exc.code, exc.message, headers)
+    headers = dict(exc.headers)
+    if exc.code == ErrorCode.unauthorized:
+        headers["WWW-Authenticate"] = "Bearer"
+    return error_response(exc.status, exc.code, exc.message, headers or None)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

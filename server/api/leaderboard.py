@@ -14,18 +14,28 @@ from server.api.params import known_game, page
 from server.db.models import Bot
 from server.ratings import report
 from server.repositories import bots as bot_repo
+from server.repositories import classes as class_repo
 
 
 async def leaderboard(request: Request) -> JSONResponse:
     game = known_game(request.path_params["game"])
     limit, offset = page(request)
     async with request.app.state.database.session() as session:
+        classroom = None
+        class_name = request.query_params.get("class")
+        if class_name:
+            classroom = await class_repo.class_by_name(session, class_name)
+            if classroom is None:
+                raise ApiError(
+                    404, ErrorCode.not_found, f"no class named {clip(repr(class_name), 80)}"
+                )
         data = await report.leaderboard(
             session,
             game,
             limit=limit,
             offset=offset,
             provisional=request.app.state.settings.provisional_matches,
+            classroom=classroom,
         )
     return JSONResponse(data)
 

@@ -45,6 +45,28 @@ class AdminToken(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class Classroom(Base):
+    """A class (a course's group of students): its bots register with its join code, and its
+    instructor's token reaches this class only. Table ``classes``."""
+
+    __tablename__ = "classes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    #: The name in lower case: unique whatever the case, as bot names.
+    name_key: Mapped[str] = mapped_column(String(80), unique=True)
+    #: What students type to register a bot (normalised: upper case, no dash). Kept in clear:
+    #: the instructor reads it again to hand it out; rotating it replaces it.
+    join_code: Mapped[str] = mapped_column(String(16), unique=True)
+    #: Closed: the code registers nobody until the instructor opens it again.
+    join_open: Mapped[bool] = mapped_column(default=True)
+    #: sha256 hex of the instructor's token (shown once).
+    instructor_token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    bots: Mapped[list[Bot]] = relationship(back_populates="classroom", lazy="raise")
+
+
 class Bot(Base):
     __tablename__ = "bots"
 
@@ -60,8 +82,14 @@ class Bot(Base):
     house: Mapped[bool] = mapped_column(default=False, server_default=sa_false())
     #: A house bot's agent, as configured (e.g. ``mcts@0.1``); null for other bots.
     agent: Mapped[str | None] = mapped_column(String(100))
+    #: The class the bot registered in (``POST /api/register``); null for bots made by the admin.
+    class_id: Mapped[int | None] = mapped_column(ForeignKey("classes.id"), index=True)
+    #: Who registered it: the student's name or e-mail, as given. Shown to the class's
+    #: instructor and the admin only.
+    owner: Mapped[str | None] = mapped_column(String(254))
 
     seats: Mapped[list[Seat]] = relationship(back_populates="bot", lazy="raise")
+    classroom: Mapped[Classroom | None] = relationship(back_populates="bots", lazy="raise")
 
 
 class Match(Base):

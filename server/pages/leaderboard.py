@@ -1,17 +1,21 @@
-"""``GET /leaderboard/{game}``: rank, rating with its uncertainty, W/D/L, provisional and house
-marks, and each bot's recent ratings as a sparkline."""
+"""``GET /leaderboard/{game}[?class=NAME]``: rank, rating with its uncertainty, W/D/L,
+provisional and house marks, and each bot's recent ratings as a sparkline; with ``class``, the
+bots of that class ranked among themselves."""
 
 from __future__ import annotations
+
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 import games
-from server.pages.errors import PageError
+from server.pages.errors import PageError, not_found
 from server.pages.pager import page_offset, pager
 from server.pages.svg.charts import sparkline
 from server.pages.templating import render
 from server.ratings import report
+from server.repositories import classes as class_repo
 from server.repositories import ratings as rating_repo
 
 PAGE = 50
@@ -29,9 +33,15 @@ async def leaderboard_page(request: Request) -> Response:
         )
     offset = page_offset(request)
     provisional = request.app.state.settings.provisional_matches
+    class_name = request.query_params.get("class") or None
     async with request.app.state.database.session() as session:
+        classroom = None
+        if class_name is not None:
+            classroom = await class_repo.class_by_name(session, class_name)
+            if classroom is None:
+                raise not_found(f"class {class_name[:64]!r}")
         board = await report.leaderboard(
-            session, game, limit=PAGE, offset=offset, provisional=provisional
+            session, game, limit=PAGE, offset=offset, provisional=provisional, classroom=classroom
         )
         recent = await rating_repo.recent_ratings(
             session, game, [row["bot"] for row in board["ranking"]], last=SPARK_POINTS
@@ -46,5 +56,7 @@ async def leaderboard_page(request: Request) -> Response:
             "pages": pager(request, offset=offset, page=PAGE, total=board["total"]),
             "provisional_below": provisional,
             "games": games.names(),
+            "classroom": board["class"],
+            "class_query": f"?{urlencode({'class': board['class']})}" if board["class"] else "",
         },
     )

@@ -9,6 +9,7 @@ from starlette.staticfiles import StaticFiles
 from server.pages.analyze import analyze_page
 from server.pages.board import board_image
 from server.pages.bot import bot_page
+from server.pages.classroom import class_page
 from server.pages.home import home
 from server.pages.leaderboard import leaderboard_page
 from server.pages.match import match_page
@@ -19,6 +20,7 @@ routes = [
     Route("/", home, methods=["GET"]),
     Route("/leaderboard/{game}", leaderboard_page, methods=["GET"]),
     Route("/bots/{name}", bot_page, methods=["GET"]),
+    Route("/classes/{name}", class_page, methods=["GET"]),
     Route("/matches", matches_page, methods=["GET"]),
     Route("/matches/{match_id}", match_page, methods=["GET"]),
     Route("/analyze", analyze_page, methods=["GET"]),

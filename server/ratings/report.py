@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.db.models import Bot, Rating
+from server.db.models import Bot, Classroom, Rating
 from server.repositories import matches as match_repo
 from server.repositories import ratings as rating_repo
 from server.repositories.matches import iso
@@ -39,11 +39,25 @@ def rating_row(rating: Rating, provisional: int) -> dict[str, Any]:
 
 
 async def leaderboard(
-    session: AsyncSession, game: str, *, limit: int, offset: int, provisional: int
+    session: AsyncSession,
+    game: str,
+    *,
+    limit: int,
+    offset: int,
+    provisional: int,
+    classroom: Classroom | None = None,
 ) -> dict[str, Any]:
-    rows, total = await rating_repo.leaderboard(session, game, limit=limit, offset=offset)
+    """A page of the leaderboard (ranks within the class when ``classroom`` is given)."""
+    rows, total = await rating_repo.leaderboard(
+        session,
+        game,
+        limit=limit,
+        offset=offset,
+        class_id=None if classroom is None else classroom.id,
+    )
     return {
         "game": game,
+        "class": None if classroom is None else classroom.name,
         "total": total,
         "limit": limit,
         "offset": offset,

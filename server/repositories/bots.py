@@ -48,8 +48,11 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-async def create_bot(session: AsyncSession, name: str) -> tuple[Bot, str]:
-    """A new enabled bot and its token (the only time the token is available)."""
+async def create_bot(
+    session: AsyncSession, name: str, *, class_id: int | None = None, owner: str | None = None
+) -> tuple[Bot, str]:
+    """A new enabled bot and its token (the only time the token is available); ``class_id``
+    and ``owner`` for a bot a student registers in a class (repositories.classes)."""
     if not NAME_PATTERN.fullmatch(name):
         raise BotNameError(
             f"bad bot name {clip(repr(name), 80)}: use 1-64 letters, digits, '_', '-' or '.', "
@@ -65,7 +68,14 @@ async def create_bot(session: AsyncSession, name: str) -> tuple[Bot, str]:
         same = "" if taken == name else f" (as {taken!r}: names are the same whatever their case)"
         raise BotExistsError(f"a bot named {name!r} already exists{same}")
     token = new_token()
-    bot = Bot(name=name, name_key=name.lower(), token_hash=hash_token(token), enabled=True)
+    bot = Bot(
+        name=name,
+        name_key=name.lower(),
+        token_hash=hash_token(token),
+        enabled=True,
+        class_id=class_id,
+        owner=owner,
+    )
     session.add(bot)
     try:
         await session.flush()

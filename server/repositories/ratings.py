@@ -173,14 +173,17 @@ async def counts(session: AsyncSession) -> tuple[int, int]:
 
 
 async def leaderboard(
-    session: AsyncSession, game: str, *, limit: int, offset: int
+    session: AsyncSession, game: str, *, limit: int, offset: int, class_id: int | None = None
 ) -> tuple[list[tuple[Rating, Bot]], int]:
-    """One page of ``game``'s ratings of enabled bots, best conservative rating first."""
+    """One page of ``game``'s ratings of enabled bots, best conservative rating first; with
+    ``class_id``, of that class's bots only."""
     base = (
         select(Rating, Bot)
         .join(Bot, Bot.id == Rating.bot_id)
         .where(Rating.game == game, Bot.enabled)
     )
+    if class_id is not None:
+        base = base.where(Bot.class_id == class_id)
     total = await session.scalar(select(func.count()).select_from(base.subquery())) or 0
     rows = await session.execute(
         base.order_by(Rating.conservative.desc(), Rating.mu.desc(), Bot.name)

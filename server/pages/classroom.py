@@ -1,0 +1,43 @@
+"""``GET /classes/{name}``: a class's public page: its bots (names only: owners are for the
+instructor), and its leaderboard in each game, the class's bots ranked among themselves."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+import games
+from server.pages.errors import not_found
+from server.pages.templating import render
+from server.ratings import report
+from server.repositories import classes as class_repo
+
+#: Rows of each game's table on the class page (the whole table is its leaderboard page).
+TOP = 10
+
+
+async def class_page(request: Request) -> Response:
+    name = request.path_params["name"]
+    provisional = request.app.state.settings.provisional_matches
+    async with request.app.state.database.session() as session:
+        classroom = await class_repo.class_by_name(session, name)
+        if classroom is None:
+            raise not_found(f"class {name[:64]!r}")
+        members = await class_repo.class_bots(session, classroom)
+        boards = []
+        for game in games.names():
+            board = await report.leaderboard(
+                session, game, limit=TOP, offset=0, provisional=provisional, classroom=classroom
+            )
+            if board["total"]:
+                boards.append(board)
+    return render(
+        request,
+        "class.html",
+        {
+            "classroom": classroom.name,
+            "bots": [{"name": b.name, "enabled": b.enabled} for b in members],
+            "boards": boards,
+            "provisional_below": provisional,
+        },
+    )
