@@ -28,6 +28,9 @@ def register(app: typer.Typer) -> None:
         limit: int = typer.Option(20, "--limit", min=1, max=200, help="Rows to show."),
         offset: int = typer.Option(0, "--offset", min=0, help="Rows to skip."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON instead of a table."),
+        class_name: str | None = typer.Option(
+            None, "--class", help="Only the bots of this class, ranked among themselves."
+        ),
     ) -> None:
         """The leaderboard of GAME: rank, conservative rating (mu - 3 sigma), mu, sigma, record."""
         import json
@@ -37,7 +40,11 @@ def register(app: typer.Typer) -> None:
         if game not in games.names():
             typer.echo(f"error: unknown game {game!r}: known games are {', '.join(games.names())}")
             raise typer.Exit(2)
-        data = _from_server(url, game, limit, offset) if url else _local(db, game, limit, offset)
+        data = (
+            _from_server(url, game, limit, offset, class_name)
+            if url
+            else _local(db, game, limit, offset, class_name)
+        )
         if as_json:
             typer.echo(json.dumps(data, indent=2))
         else:
@@ -78,19 +85,34 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"rebuilt {done.ratings} rating(s) from {done.matches} rated match(es)")
 
 
-def _local(db: str | None, game: str, limit: int, offset: int) -> dict[str, Any]:
+def _local(
+    db: str | None, game: str, limit: int, offset: int, class_name: str | None
+) -> dict[str, Any]:
     from server.cli._database import database_url, run_in_session
     from server.ratings import report
+    from server.repositories import classes
     from server.settings import Settings
 
     provisional = Settings.from_env().provisional_matches
-    return run_in_session(
-        database_url(db, elsewhere="or, to read a running server's, --url http://HOST:PORT"),
-        lambda s: report.leaderboard(s, game, limit=limit, offset=offset, provisional=provisional),
-    )
+
+    async def work(session: Any) -> dict[str, Any]:
+        classroom = None if class_name is None else await classes.require_class(session, class_name)
+        return await report.leaderboard(
+            session, game, limit=limit, offset=offset, provisional=provisional, classroom=classroom
+        )
+
+    url = database_url(db, elsewhere="or, to read a running server's, --url http://HOST:PORT")
+    try:
+        data: dict[str, Any] = run_in_session(url, work)
+    except classes.UnknownClassError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    return data
 
 
-def _from_server(url: str, game: str, limit: int, offset: int) -> dict[str, Any]:
+def _from_server(
+    url: str, game: str, limit: int, offset: int, class_name: str | None
+) -> dict[str, Any]:
     import httpx
 
     from server.cli.replay import server_address
@@ -98,7 +120,10 @@ def _from_server(url: str, game: str, limit: int, offset: int) -> dict[str, Any]
     url = server_address(url)  # http://HOST:PORT, also from the bots' ws://HOST:PORT/ws
     address = f"{url}/api/leaderboard/{game}"
     try:
-        response = httpx.get(address, params={"limit": limit, "offset": offset}, timeout=30)
+        params: dict[str, Any] = {"limit": limit, "offset": offset}
+        if class_name is not None:
+            params["class"] = class_name
+        response = httpx.get(address, params=params, timeout=30)
     except httpx.HTTPError as exc:
         typer.echo(f"error: cannot reach {url}: {exc}", err=True)
         raise typer.Exit(2) from exc

@@ -5,6 +5,7 @@ leaderboard and the class page rank the class's bots, and owners stay private.""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,9 +14,11 @@ from typing import Any
 import httpx
 import pytest
 from conftest import LiveServer
+from typer.testing import CliRunner
 
 from protocol.client import BotClient
 from reference_agents.registry import make
+from server.cli import app
 
 
 def _post(srv: LiveServer, path: str, token: str | None = None, **body: Any) -> httpx.Response:
@@ -89,6 +92,12 @@ async def test_a_class_from_creation_to_its_leaderboard(live_server: LiveServer)
     filtered = _get(live_server, "/leaderboard/tic_tac_toe?class=ai-2026")
     assert filtered.status_code == 200 and "of class" in filtered.text
     _error(_get(live_server, "/api/leaderboard/tic_tac_toe?class=nope"), 404, "not_found")
+    shown = CliRunner().invoke(
+        app, ["leaderboard", "tic_tac_toe", "--url", live_server.url, "--class", "ai-2026",
+              "--json"],
+    )  # fmt: skip
+    assert shown.exit_code == 0, shown.output
+    assert {row["bot"] for row in json.loads(shown.output)["ranking"]} == {"ana-bot", "ben-bot"}
 
     # The instructor disables a bot: it is closed and refused, and left out of the ranking.
     assert _post(live_server, "/api/bots/ben-bot/disable", instructor).status_code == 200
