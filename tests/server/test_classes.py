@@ -232,11 +232,7 @@ def test_authorization_matrix(
             assert code == {401: "unauthorized", 403: "forbidden"}[response.status_code], who
     may = {"admin"} | ({"instructor_a"} if allowed == "class" else set())
     expected = {
-        who: (200, 201)
-        if who in may
-        else (403,)
-        if who.startswith("instructor")
-        else (401,)
+        who: (200, 201) if who in may else (403,) if who.startswith("instructor") else (401,)
         for who in PRINCIPALS
     }
     for who in PRINCIPALS:
