@@ -40,6 +40,16 @@ class UnknownBotError(LookupError):
     """No bot has that name."""
 
 
+def name_problem(name: str, what: str) -> str | None:
+    """What is wrong with ``name`` as the name of a bot or a class (None: nothing)."""
+    if NAME_PATTERN.fullmatch(name):
+        return None
+    return (
+        f"bad {what} name {clip(repr(name), 80)}: use 1-64 letters, digits, '_', '-' or '.', "
+        "starting and ending with a letter or digit"
+    )
+
+
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -53,11 +63,9 @@ async def create_bot(
 ) -> tuple[Bot, str]:
     """A new enabled bot and its token (the only time the token is available); ``class_id``
     and ``owner`` for a bot a student registers in a class (repositories.classes)."""
-    if not NAME_PATTERN.fullmatch(name):
-        raise BotNameError(
-            f"bad bot name {clip(repr(name), 80)}: use 1-64 letters, digits, '_', '-' or '.', "
-            "starting and ending with a letter or digit"
-        )
+    problem = name_problem(name, "bot")
+    if problem is not None:
+        raise BotNameError(problem)
     if name.lower().startswith(HOUSE_PREFIX):
         raise BotNameError(
             f"bad bot name {clip(repr(name), 80)}: names starting with {HOUSE_PREFIX!r} are kept "

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from protocol.wire import clip
 from server.db.models import Bot, Classroom
-from server.repositories.bots import NAME_PATTERN, create_bot, hash_token, new_token
+from server.repositories.bots import create_bot, hash_token, name_problem, new_token
 
 #: What a join code is made of: no 0/O, 1/I/L, U (no accidental words either way).
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -67,11 +67,9 @@ def show_code(code: str) -> str:
 
 async def create_class(session: AsyncSession, name: str) -> tuple[Classroom, str]:
     """A new class, open for registration, and its instructor's token (shown once)."""
-    if not NAME_PATTERN.fullmatch(name):
-        raise ClassNameError(
-            f"bad class name {clip(repr(name), 80)}: use 1-64 letters, digits, '_', '-' or '.', "
-            "starting and ending with a letter or digit"
-        )
+    problem = name_problem(name, "class")
+    if problem is not None:
+        raise ClassNameError(problem)
     if await class_by_name(session, name) is not None:
         raise ClassExistsError(f"a class named {name!r} already exists")
     token = new_token()
