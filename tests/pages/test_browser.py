@@ -297,6 +297,20 @@ async def test_every_page_fits_a_phone_screen(
     )
     cc = await store_match(database, game="chinese_checkers", seed=4, max_plies=12)
     await store_match(database, game="othello", seed=5)
+    created = live_server.api(
+        "POST", "/api/classes", admin=True, json={"name": "a-long-class-name-2026"}
+    )
+    assert created.status_code == 201, created.text
+    joined = live_server.api(
+        "POST",
+        "/api/register",
+        json={
+            "code": created.json()["join_code"],
+            "name": "a-rather-long-student-bot-name",
+            "owner": "x",
+        },
+    )
+    assert joined.status_code == 201, joined.text
     page = await browser.page(width=width, height=800)
     for path in (
         "/",
@@ -306,6 +320,8 @@ async def test_every_page_fits_a_phone_screen(
         f"/matches/{bg.match_id}",
         f"/matches/{cc.match_id}",
         "/analyze?game=chinese_checkers&agent=maxn&depth=2",
+        "/classes/a-long-class-name-2026",
+        "/leaderboard/backgammon?class=a-long-class-name-2026",
         "/analyze?game=backgammon&moves=3-1+8/5+6/5+6-5&agent=expectiminimax&depth=1",
         "/no/such/page",
     ):  # fmt: skip  (the 404 page last: the browser logs its status as a console error)
