@@ -553,6 +553,9 @@ class BotClient:
         choose: ``choose(state, legal_moves, clock) -> move`` (or pass ``agent``).
         agent: a reference agent, or a factory ``game -> agent`` called once per match.
         game: join the lobby of this game (omit to only answer challenges).
+        lobby: False: never join the lobby; play the matches the server starts for the bot
+            (a tournament's: they arrive as ``match_start`` without a request) and the
+            challenges it accepts. ``games`` still counts them (0: play until stopped).
         games: how many matches to play before returning (0: play forever). A match ``aborted``
             by the server (a restart) does not count: another is played in its place (the
             aborted one is still in the results).
@@ -591,6 +594,7 @@ class BotClient:
         *,
         agent: AgentLike | Callable[[Game], AgentLike] | None = None,
         game: str | None = None,
+        lobby: bool = True,
         games: int = 1,
         concurrent: int = 1,
         challenge: list[str] | None = None,
@@ -625,7 +629,8 @@ class BotClient:
         self.opponents = list(challenge or [])
         self.challenge_wait_s = challenge_wait_s
         self.accept_challenges = _accept_policy(accept_challenges)
-        if game is None and self.accept_challenges is False:
+        self.lobby = lobby
+        if game is None and lobby and self.accept_challenges is False:
             raise ValueError(
                 "without game= the bot only plays the challenges it accepts, and it declines "
                 "them all: pass game=... to join a lobby, or accept_challenges=True (or a list "
@@ -1455,6 +1460,7 @@ class BotClient:
             or self._fatal is not None
             or self._wanted() == 0
             or self.game_name is None  # only answering challenges
+            or not self.lobby  # only playing what the server starts (a tournament)
             or not self._welcomed
         ):
             return

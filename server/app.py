@@ -43,6 +43,7 @@ from server.ratings.rebuild import needs_rebuild, rebuild
 from server.referee import Referee
 from server.repositories import bots, matches
 from server.settings import Settings
+from server.tournaments.director import Directors
 from server.transport import ArenaWebSocketProtocol, http_protocol
 from server.ws.endpoint import bot_websocket
 from server.ws.session import CLOSE_GRACE_S
@@ -119,8 +120,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
             house = House(referee, settings, house_specs)
             app.state.house = house
             await referee.start()
+            directors = Directors(referee, database)
+            app.state.tournaments = directors
             try:
                 await house.start()
+                # After the house bots: a gauntlet's pool is usually theirs.
+                await directors.start()
                 # Everything built so far (modules, tables, the app) lives as long as the
                 # server: move it out of the collector's sight, so that a full collection does
                 # not walk it again and again while matches run (80-200 ms pauses under load
@@ -133,7 +138,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 gc.set_threshold(*GC_THRESHOLDS)
                 yield
             finally:
-                # The referee first: it aborts the house bots' matches like any others.
+                # The directors first (their games stay stored as playing, to be resumed),
+                # then the referee: it aborts the house bots' matches like any others.
+                await directors.stop()
                 await referee.stop()
                 await house.stop()
         finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from server.api import analyze, bots, classes, games, leaderboard, matches
+from server.api import analyze, bots, classes, games, leaderboard, matches, tournaments
 
 routes = [
     Route("/health", games.health, methods=["GET"]),
@@ -25,6 +25,15 @@ routes = [
     Route("/classes/{name}/code/open", classes.open_code, methods=["POST"]),
     Route("/classes/{name}/token/rotate", classes.rotate_instructor_token, methods=["POST"]),
     Route("/register", classes.register, methods=["POST"]),
+    Route("/tournaments", tournaments.list_tournaments, methods=["GET"]),
+    Route("/tournaments", tournaments.create_tournament, methods=["POST"]),
+    Route("/tournaments/{name}", tournaments.get_tournament, methods=["GET"]),
+    Route("/tournaments/{name}/start", tournaments.start, methods=["POST"]),
+    Route("/tournaments/{name}/pause", tournaments.pause, methods=["POST"]),
+    Route("/tournaments/{name}/resume", tournaments.resume, methods=["POST"]),
+    Route("/tournaments/{name}/cancel", tournaments.cancel, methods=["POST"]),
+    Route("/tournaments/{name}/export", tournaments.export_tournament, methods=["GET"]),
+    Route("/tournaments/{name}/grades.csv", tournaments.grades, methods=["GET"]),
     Route("/leaderboard/{game}", leaderboard.leaderboard, methods=["GET"]),
     Route("/matches", matches.list_matches, methods=["GET"]),
     Route("/matches/{match_id}", matches.get_match, methods=["GET"]),

@@ -73,6 +73,12 @@ def register(app: typer.Typer) -> None:
             metavar="SECONDS",
             help="stop when a challenged bot is not connected for this long",
         ),
+        no_lobby: bool = typer.Option(
+            False,
+            "--no-lobby",
+            help="never join the lobby: play only the matches the server starts for this bot "
+            "(a tournament's) and the challenges it accepts",
+        ),
         accept_challenges: bool = typer.Option(
             False, "--accept-challenges", help="accept challenges from any bot (default: decline)"
         ),
@@ -131,6 +137,7 @@ def register(app: typer.Typer) -> None:
                 token,
                 agent=lambda g: make(name, g, **options),  # a fresh agent per match
                 game=game,
+                lobby=not no_lobby,
                 games=games_to_play,
                 concurrent=concurrent,
                 challenge=_names(challenge) or None,

@@ -245,3 +245,84 @@ class RatingChange(Base):
     sigma: Mapped[float]
     conservative: Mapped[float]
     at: Mapped[datetime]
+
+
+class Tournament(Base):
+    """A tournament: its format, game, time control and state (server/tournaments).
+
+    ``status``: ``created`` (entrants fixed, nothing played), ``running``, ``paused`` (no new
+    game starts; those under way finish), ``finished`` or ``cancelled``. A running tournament is
+    resumed by the server's lifespan after a restart.
+    """
+
+    __tablename__ = "tournaments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    name_key: Mapped[str] = mapped_column(String(80), unique=True)
+    game: Mapped[str] = mapped_column(String(32))
+    #: round_robin | swiss | gauntlet
+    format: Mapped[str] = mapped_column(String(16))
+    #: Round robin and gauntlet: cycles; Swiss: rounds.
+    rounds: Mapped[int]
+    move_ms: Mapped[int]
+    bank_ms: Mapped[int]
+    policy: Mapped[str] = mapped_column(String(16))
+    #: At most this many of its games are played at once.
+    concurrency: Mapped[int]
+    #: Whether its matches move the ratings (yes unless the tournament says otherwise).
+    rated: Mapped[bool]
+    #: Seconds a game waits for its bots to be connected before the absent lose by no_show.
+    no_show_s: Mapped[float]
+    #: The class it belongs to (its instructor manages it); null for the admin's own.
+    class_id: Mapped[int | None] = mapped_column(ForeignKey("classes.id"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="created")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+
+
+class TournamentEntrant(Base):
+    """A bot taking part: an ``entrant`` (ranked) or, in a gauntlet, one of the ``pool`` it
+    plays against."""
+
+    __tablename__ = "tournament_entrants"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    role: Mapped[str] = mapped_column(String(8), default="entrant")
+    #: Seeding order (1 first): rating at creation, then name.
+    seed: Mapped[int]
+
+
+class TournamentGame(Base):
+    """One game of a round: its bots in seat order and how it went.
+
+    ``status``: ``pending``, ``playing`` (``match_id`` names the match), ``finished``,
+    ``no_show`` (``absent`` lists the seats that did not come), ``bye`` (one seat, Swiss) or
+    ``cancelled``. ``match_id`` is not a foreign key: it is written just before the match's own
+    row, so that a crash between the two can be recognised at resume (no such match: replay).
+    """
+
+    __tablename__ = "tournament_games"
+    __table_args__ = (Index("ix_tournament_games_tournament_id_round", "tournament_id", "round"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    round: Mapped[int]
+    #: Its place in the round (1, 2, ...).
+    board: Mapped[int]
+    #: Bot ids in seat order.
+    bot_ids: Mapped[list[int]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    match_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    termination: Mapped[str | None] = mapped_column(String(16))
+    payoffs: Mapped[list[float] | None] = mapped_column(JSON)
+    #: The seat whose fault ended the match (timeout, illegal move, disconnect, resign).
+    at_fault: Mapped[int | None]
+    absent: Mapped[list[int] | None] = mapped_column(JSON)
+    #: Earlier matches of this game that a crash or restart aborted (replayed since).
+    replays: Mapped[int] = mapped_column(default=0)
+    finished_at: Mapped[datetime | None]

@@ -517,19 +517,26 @@ class Referee:
         policy: Policy,
         *,
         origin: str = "lobby",
+        seats_as_given: bool = False,
+        rated: bool | None = None,
+        match_id: str | None = None,
     ) -> MatchRunner:
         """Seat ``bots`` (alternating per set of bots) and start the match task.
 
         ``origin`` is ``lobby``, ``challenge`` or ``tournament``; lobby and tournament matches
-        are rated, challenges only when ``settings.rated_challenges`` allows it.
+        are rated, challenges only when ``settings.rated_challenges`` allows it (``rated``
+        overrides that). A tournament seats its bots itself (``seats_as_given``: ``bots`` is
+        in seat order) and names the match before it starts (``match_id``).
         """
         ordered = sorted(bots)
         key = (game.name, frozenset(b for b, _ in bots))
         k = self._pairings[key] % len(ordered)
         self._pairings[key] += 1
-        ordered = ordered[k:] + ordered[:k]
+        ordered = list(bots) if seats_as_given else ordered[k:] + ordered[:k]
+        if rated is None:
+            rated = origin != "challenge" or self.settings.rated_challenges
         runner = MatchRunner(
-            match_id=new_match_id(),
+            match_id=match_id or new_match_id(),
             game=game,
             seats=[SeatBot(b, name) for b, name in ordered],
             time_control=time_control,
@@ -540,7 +547,7 @@ class Referee:
             move_limit=time_controls.move_limit(game.name),
             on_finish=self._finished,
             origin=origin,
-            rated=origin != "challenge" or self.settings.rated_challenges,
+            rated=rated,
             ratings=self.ratings,
             spectators=self.spectators,
         )
@@ -554,6 +561,13 @@ class Referee:
             runner.run(), name=f"match-{runner.match_id}"
         )
         return runner
+
+    def match_task(self, match_id: str) -> asyncio.Task[None] | None:
+        """The task playing ``match_id`` while it runs (await it to know when it is over)."""
+        return self._tasks.get(match_id)
+
+    def is_connected(self, bot_id: int) -> bool:
+        return self.connections.get(bot_id) is not None
 
     def _finished(self, runner: MatchRunner) -> None:
         if self.matches.pop(runner.match_id, None) is not None:

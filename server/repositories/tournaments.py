@@ -1,0 +1,322 @@
+"""Tournaments, their entrants and their games, as stored (server/tournaments runs them).
+
+A tournament's games are stored a round at a time: every round of a round robin or gauntlet
+when it starts (they are fixed in advance), a Swiss round when the one before it is over. A game
+names its match from the moment the match is started, which is what lets a restart tell a
+finished game (its match has a result) from one to replay (no match, or an aborted one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from protocol.wire import clip
+from server.db.models import (
+    Bot,
+    Classroom,
+    Match,
+    Rating,
+    Result,
+    Seat,
+    Tournament,
+    TournamentEntrant,
+    TournamentGame,
+    utcnow,
+)
+from server.repositories.bots import name_problem
+
+#: Statuses a game ends in (nothing more happens to it).
+DONE = frozenset({"finished", "no_show", "bye", "cancelled"})
+
+
+class TournamentNameError(ValueError):
+    """Not an acceptable tournament name."""
+
+
+class TournamentExistsError(ValueError):
+    """A tournament of that name exists."""
+
+
+class UnknownTournamentError(LookupError):
+    """No tournament has that name."""
+
+
+@dataclass(frozen=True)
+class Participant:
+    bot_id: int
+    name: str
+    role: str  # entrant | pool
+    seed: int
+    class_id: int | None
+    owner: str | None
+
+
+@dataclass(frozen=True)
+class MatchOutcome:
+    """What became of a tournament game's match, read at resume."""
+
+    status: str  # running | finished | aborted
+    termination: str | None
+    at_fault: int | None
+    payoffs: list[float] | None
+
+
+async def create_tournament(
+    session: AsyncSession,
+    *,
+    name: str,
+    game: str,
+    format: str,
+    rounds: int,
+    move_ms: int,
+    bank_ms: int,
+    policy: str,
+    concurrency: int,
+    rated: bool,
+    no_show_s: float,
+    classroom: Classroom | None,
+    entrants: Sequence[Bot],
+    pool: Sequence[Bot] = (),
+) -> Tournament:
+    """A new tournament (status ``created``) with its entrants seeded in the order given."""
+    problem = name_problem(name, "tournament")
+    if problem is not None:
+        raise TournamentNameError(problem)
+    if await tournament_by_name(session, name) is not None:
+        raise TournamentExistsError(f"a tournament named {name!r} already exists")
+    tournament = Tournament(
+        name=name,
+        name_key=name.lower(),
+        game=game,
+        format=format,
+        rounds=rounds,
+        move_ms=move_ms,
+        bank_ms=bank_ms,
+        policy=policy,
+        concurrency=concurrency,
+        rated=rated,
+        no_show_s=float(no_show_s),
+        class_id=classroom.id if classroom is not None else None,
+        status="created",
+    )
+    session.add(tournament)
+    await session.flush()
+    for seed, bot in enumerate(entrants, start=1):
+        session.add(
+            TournamentEntrant(tournament_id=tournament.id, bot_id=bot.id, role="entrant", seed=seed)
+        )
+    for seed, bot in enumerate(pool, start=len(entrants) + 1):
+        session.add(
+            TournamentEntrant(tournament_id=tournament.id, bot_id=bot.id, role="pool", seed=seed)
+        )
+    await session.flush()
+    return tournament
+
+
+async def tournament_by_name(session: AsyncSession, name: str) -> Tournament | None:
+    found = await session.scalars(select(Tournament).where(Tournament.name_key == name.lower()))
+    return found.first()
+
+
+async def require_tournament(session: AsyncSession, name: str) -> Tournament:
+    tournament = await tournament_by_name(session, name)
+    if tournament is None:
+        raise UnknownTournamentError(f"no tournament named {clip(repr(name), 80)}")
+    return tournament
+
+
+async def tournament_by_id(session: AsyncSession, tournament_id: int) -> Tournament:
+    tournament = await session.get(Tournament, tournament_id)
+    assert tournament is not None, tournament_id
+    return tournament
+
+
+async def list_tournaments(
+    session: AsyncSession, *, class_id: int | None = None, status: str | None = None
+) -> Sequence[Tournament]:
+    """The tournaments, newest first; of one class, or in one status, when asked."""
+    query = select(Tournament).order_by(Tournament.id.desc())
+    if class_id is not None:
+        query = query.where(Tournament.class_id == class_id)
+    if status is not None:
+        query = query.where(Tournament.status == status)
+    return (await session.scalars(query)).all()
+
+
+async def participants(session: AsyncSession, tournament: Tournament) -> list[Participant]:
+    """Entrants then pool, each in seed order."""
+    rows = await session.execute(
+        select(TournamentEntrant, Bot)
+        .join(Bot, Bot.id == TournamentEntrant.bot_id)
+        .where(TournamentEntrant.tournament_id == tournament.id)
+        .order_by(TournamentEntrant.seed)
+    )
+    found = [
+        Participant(bot.id, bot.name, entrant.role, entrant.seed, bot.class_id, bot.owner)
+        for entrant, bot in rows
+    ]
+    return [p for p in found if p.role == "entrant"] + [p for p in found if p.role == "pool"]
+
+
+async def games_of(session: AsyncSession, tournament: Tournament) -> list[TournamentGame]:
+    """Every stored game, by round and board."""
+    rows = await session.scalars(
+        select(TournamentGame)
+        .where(TournamentGame.tournament_id == tournament.id)
+        .order_by(TournamentGame.round, TournamentGame.board)
+    )
+    return list(rows.all())
+
+
+async def add_round(
+    session: AsyncSession,
+    tournament: Tournament,
+    round_number: int,
+    pairings: Sequence[Sequence[int]],
+    bye: int | None = None,
+) -> None:
+    """Store one round's games (bot ids in seat order), and a Swiss bye when there is one."""
+    for board, bot_ids in enumerate(pairings, start=1):
+        session.add(
+            TournamentGame(
+                tournament_id=tournament.id,
+                round=round_number,
+                board=board,
+                bot_ids=list(bot_ids),
+                status="pending",
+                replays=0,
+            )
+        )
+    if bye is not None:
+        session.add(
+            TournamentGame(
+                tournament_id=tournament.id,
+                round=round_number,
+                board=len(pairings) + 1,
+                bot_ids=[bye],
+                status="bye",
+                termination="bye",
+                replays=0,
+                finished_at=utcnow(),
+            )
+        )
+    await session.flush()
+
+
+async def set_status(session: AsyncSession, tournament: Tournament, status: str) -> None:
+    now = utcnow()
+    tournament.status = status
+    if status == "running" and tournament.started_at is None:
+        tournament.started_at = now
+    if status in ("finished", "cancelled"):
+        tournament.finished_at = now
+    if status == "cancelled":
+        await session.execute(
+            update(TournamentGame)
+            .where(
+                TournamentGame.tournament_id == tournament.id, TournamentGame.status == "pending"
+            )
+            .values(status="cancelled", termination="cancelled", finished_at=now)
+        )
+    await session.flush()
+
+
+async def game_started(session: AsyncSession, game_id: int, match_id: str) -> None:
+    await session.execute(
+        update(TournamentGame)
+        .where(TournamentGame.id == game_id)
+        .values(status="playing", match_id=match_id)
+    )
+
+
+async def game_over(
+    session: AsyncSession,
+    game_id: int,
+    *,
+    status: str,
+    termination: str,
+    payoffs: Sequence[float] | None = None,
+    at_fault: int | None = None,
+    absent: Sequence[int] | None = None,
+    at: datetime | None = None,
+) -> None:
+    await session.execute(
+        update(TournamentGame)
+        .where(TournamentGame.id == game_id)
+        .values(
+            status=status,
+            termination=termination,
+            payoffs=list(payoffs) if payoffs is not None else None,
+            at_fault=at_fault,
+            absent=list(absent) if absent is not None else None,
+            finished_at=at or utcnow(),
+        )
+    )
+
+
+async def game_replays(session: AsyncSession, game: TournamentGame) -> None:
+    """The game's match was aborted (a restart) or never stored (a crash): play it again."""
+    await session.execute(
+        update(TournamentGame)
+        .where(TournamentGame.id == game.id)
+        .values(status="pending", match_id=None, replays=game.replays + 1)
+    )
+
+
+async def match_outcomes(
+    session: AsyncSession, match_ids: Sequence[str]
+) -> dict[str, MatchOutcome]:
+    """Status, termination and payoffs (by seat) of the stored ones among ``match_ids``."""
+    if not match_ids:
+        return {}
+    matches = await session.execute(
+        select(Match.id, Match.status, Result.termination, Result.at_fault)
+        .outerjoin(Result, Result.match_id == Match.id)
+        .where(Match.id.in_(match_ids))
+    )
+    seats = await session.execute(
+        select(Seat.match_id, Seat.seat, Seat.payoff)
+        .where(Seat.match_id.in_(match_ids))
+        .order_by(Seat.match_id, Seat.seat)
+    )
+    payoffs: dict[str, list[float | None]] = {}
+    for match_id, _, payoff in seats:
+        payoffs.setdefault(match_id, []).append(payoff)
+    found = {}
+    for match_id, status, termination, at_fault in matches:
+        values = payoffs.get(match_id, [])
+        complete = bool(values) and all(v is not None for v in values)
+        found[match_id] = MatchOutcome(
+            status,
+            termination,
+            at_fault,
+            [float(v) for v in values if v is not None] if complete else None,
+        )
+    return found
+
+
+async def tournament_match_ids(session: AsyncSession, tournament: Tournament) -> set[str]:
+    rows = await session.scalars(
+        select(TournamentGame.match_id).where(
+            TournamentGame.tournament_id == tournament.id, TournamentGame.match_id.is_not(None)
+        )
+    )
+    return {m for m in rows.all() if m is not None}
+
+
+async def bot_names(session: AsyncSession, bot_ids: Sequence[int]) -> dict[int, str]:
+    rows = await session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(list(bot_ids))))
+    return {bot_id: name for bot_id, name in rows}
+
+
+async def ratings_in(session: AsyncSession, game: str, bot_ids: Sequence[int]) -> dict[int, Rating]:
+    """The bots' ratings in ``game`` (those that have one)."""
+    rows = await session.scalars(
+        select(Rating).where(Rating.game == game, Rating.bot_id.in_(list(bot_ids)))
+    )
+    return {r.bot_id: r for r in rows.all()}

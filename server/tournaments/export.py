@@ -1,0 +1,176 @@
+"""Exports of a tournament: standings and matches as CSV (the JSON forms are the document's own
+lists), and the grade sheet of a class.
+
+Every export is built from ``table.tournament_document``, the same document the API and the page
+show, so they cannot disagree. CSV columns are fixed and documented (docs/server.md); a cell
+that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` first) is prefixed with
+``'``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from server.db.models import Rating
+from server.repositories.tournaments import Participant
+
+STANDINGS_COLUMNS = [
+    "rank",
+    "bot",
+    "points",
+    "games",
+    "wins",
+    "draws",
+    "losses",
+    "byes",
+    "buchholz",
+    "sonneborn_berger",
+    "head_to_head",
+]
+MATCH_COLUMNS = [
+    "round",
+    "board",
+    "seat0",
+    "seat1",
+    "seat2",
+    "status",
+    "termination",
+    "payoff0",
+    "payoff1",
+    "payoff2",
+    "at_fault",
+    "absent",
+    "match_id",
+    "replays",
+    "finished_at",
+]
+GRADE_COLUMNS = [
+    "bot",
+    "owner",
+    "rank",
+    "points",
+    "rating",
+    "rating_mu",
+    "rating_sigma",
+    "matches",
+    "wins",
+    "draws",
+    "losses",
+    "timeouts",
+    "illegal_moves",
+    "disconnects",
+    "no_shows",
+]
+#: Terminations that are a seat's fault, counted per bot in the grade sheet.
+FAULTS = {"timeout": "timeouts", "illegal_move": "illegal_moves", "disconnect": "disconnects"}
+
+
+def match_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every game of every round, flat: what the matches export holds."""
+    rows = []
+    for round_ in document["schedule"]:
+        for game in round_["games"]:
+            rows.append({"round": round_["round"], **game})
+    return rows
+
+
+def standings_csv(document: dict[str, Any]) -> str:
+    return _csv(
+        STANDINGS_COLUMNS, ([row[c] for c in STANDINGS_COLUMNS] for row in document["standings"])
+    )
+
+
+def matches_csv(document: dict[str, Any]) -> str:
+    lines = []
+    for row in match_rows(document):
+        bots = row["bots"] + [""] * (3 - len(row["bots"]))
+        payoffs = (row["payoffs"] or []) + [""] * (3 - len(row["payoffs"] or []))
+        absent = " ".join(str(s) for s in row["absent"] or [])
+        lines.append(
+            [
+                row["round"],
+                row["board"],
+                *bots[:3],
+                row["status"],
+                row["termination"] or "",
+                *payoffs[:3],
+                "" if row["at_fault"] is None else row["at_fault"],
+                absent,
+                row["match_id"] or "",
+                row["replays"],
+                row["finished_at"] or "",
+            ]
+        )
+    return _csv(MATCH_COLUMNS, lines)
+
+
+def grade_rows(
+    document: dict[str, Any], people: Sequence[Participant], ratings: dict[int, Rating]
+) -> list[dict[str, Any]]:
+    """One row per bot in ``people``: its tournament rank and score, its rating in the game,
+    and its tournament record with the faults that cost it games."""
+    standing = {row["bot"]: row for row in document["standings"]}
+    faults: dict[str, Counter[str]] = {p.name: Counter() for p in people}
+    for row in match_rows(document):
+        bots = row["bots"]
+        if row["status"] == "no_show":
+            for seat in row["absent"] or []:
+                if bots[seat] in faults:
+                    faults[bots[seat]]["no_shows"] += 1
+        elif row["status"] == "finished" and row["at_fault"] is not None:
+            kind = FAULTS.get(row["termination"] or "")
+            if kind is not None and bots[row["at_fault"]] in faults:
+                faults[bots[row["at_fault"]]][kind] += 1
+    rows = []
+    for p in people:
+        s = standing.get(p.name, {})
+        rating = ratings.get(p.bot_id)
+        rows.append(
+            {
+                "bot": p.name,
+                "owner": p.owner or "",
+                "rank": s.get("rank", ""),
+                "points": s.get("points", 0.0),
+                "rating": round(rating.conservative, 2) if rating else "",
+                "rating_mu": round(rating.mu, 2) if rating else "",
+                "rating_sigma": round(rating.sigma, 2) if rating else "",
+                "matches": s.get("games", 0),
+                "wins": s.get("wins", 0),
+                "draws": s.get("draws", 0),
+                "losses": s.get("losses", 0),
+                **{k: faults[p.name][k] for k in ("timeouts", "illegal_moves", "disconnects")},
+                "no_shows": faults[p.name]["no_shows"],
+            }
+        )
+    rows.sort(key=lambda r: (r["rank"] == "", r["rank"] if r["rank"] != "" else 0, r["bot"]))
+    return rows
+
+
+def grades_csv(
+    document: dict[str, Any], people: Sequence[Participant], ratings: dict[int, Rating]
+) -> str:
+    return _csv(
+        GRADE_COLUMNS,
+        ([r[c] for c in GRADE_COLUMNS] for r in grade_rows(document, people, ratings)),
+    )
+
+
+def _csv(header: list[str], rows: Iterable[list[Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([_safe(v) for v in row])
+    return out.getvalue()
+
+
+def _safe(value: Any) -> Any:
+    """Text a spreadsheet would run as a formula starts with ' (OWASP's CSV injection advice).
+    Numbers pass as they are (a negative payoff is a number, not a formula)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
