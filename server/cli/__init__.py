@@ -59,6 +59,7 @@ from server.cli import (  # noqa: E402
     ratings,
     replay,
     serve,
+    tournament,
     verify,
 )
 
@@ -68,6 +69,7 @@ for _module in (
     demo,
     bots,
     classes,
+    tournament,
     agent,
     check_bot,
     ratings,

@@ -1,5 +1,6 @@
 """``GET /classes/{name}``: a class's public page: its bots (names only: owners are for the
-instructor), and its leaderboard in each game, the class's bots ranked among themselves."""
+instructor), its leaderboard in each game (the class's bots ranked among themselves) and its
+tournaments."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from server.pages.errors import not_found
 from server.pages.templating import render
 from server.ratings import report
 from server.repositories import classes as class_repo
+from server.repositories import tournaments as tournament_repo
 
 #: Rows of each game's table on the class page (the whole table is its leaderboard page).
 TOP = 10
@@ -24,6 +26,7 @@ async def class_page(request: Request) -> Response:
         if classroom is None:
             raise not_found(f"class {name[:64]!r}")
         members = await class_repo.class_bots(session, classroom)
+        tournaments = await tournament_repo.list_tournaments(session, class_id=classroom.id)
         boards = []
         for game in games.names():
             board = await report.leaderboard(
@@ -38,6 +41,10 @@ async def class_page(request: Request) -> Response:
             "classroom": classroom.name,
             "bots": [{"name": b.name, "enabled": b.enabled} for b in members],
             "boards": boards,
+            "tournaments": [
+                {"name": t.name, "game": t.game, "format": t.format, "status": t.status}
+                for t in tournaments
+            ],
             "provisional_below": provisional,
         },
     )

@@ -15,12 +15,15 @@ from server.pages.leaderboard import leaderboard_page
 from server.pages.match import match_page
 from server.pages.matches_list import matches_page
 from server.pages.templating import STATIC
+from server.pages.tournament import tournament_page, tournaments_page
 
 routes = [
     Route("/", home, methods=["GET"]),
     Route("/leaderboard/{game}", leaderboard_page, methods=["GET"]),
     Route("/bots/{name}", bot_page, methods=["GET"]),
     Route("/classes/{name}", class_page, methods=["GET"]),
+    Route("/tournaments", tournaments_page, methods=["GET"]),
+    Route("/tournaments/{name}", tournament_page, methods=["GET"]),
     Route("/matches", matches_page, methods=["GET"]),
     Route("/matches/{match_id}", match_page, methods=["GET"]),
     Route("/analyze", analyze_page, methods=["GET"]),

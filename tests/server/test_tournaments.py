@@ -245,3 +245,247 @@ async def test_a_three_player_round_robin_plays_every_seat_order(live_server: Li
     assert sum(r["games"] for r in doc["standings"]) == 24 * 3
     unrated = _get(srv, f"/api/matches/{games[0]['match_id']}").json()
     assert unrated["rated"] is False
+
+
+def _doc(srv: LiveServer, name: str) -> dict[str, Any]:
+    response = _get(srv, f"/api/tournaments/{name}")
+    assert response.status_code == 200, response.text
+    doc: dict[str, Any] = response.json()
+    return doc
+
+
+async def test_absent_bots_lose_by_no_show_and_a_paused_tournament_starts_nothing(
+    live_server: LiveServer,
+) -> None:
+    srv = live_server
+    bots = [srv.create_bot(f"ns{i}") for i in range(4)]
+    created = _post(
+        srv,
+        "/api/tournaments",
+        srv.admin_token,
+        name="with-absent",
+        game="tic_tac_toe",
+        format="round_robin",
+        bots=[name for name, _ in bots],
+        concurrency=1,
+        no_show_s=0.5,
+    )
+    assert created.status_code == 201, created.text
+    absent_name = bots[3][0]
+    clients = [tournament_bot(srv, token, "random", "tic_tac_toe") for _, token in bots[:3]]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    directors = srv.app.state.tournaments
+    try:
+        await until(lambda: all(c.bot_name for c in clients), 20, "three bots logged in")
+        assert _post(srv, "/api/tournaments/with-absent/start", srv.admin_token).status_code == 200
+        await until(lambda: _doc(srv, "with-absent")["games"]["decided"] >= 3, 60, "3 games")
+        paused = _post(srv, "/api/tournaments/with-absent/pause", srv.admin_token)
+        assert paused.status_code == 200 and paused.json()["status"] == "paused"
+        # The director stops once paused; the game under way (if any) still ends and counts.
+        # (The server runs in a thread of its own: its tasks are watched, not awaited.)
+        tid = task_id(srv, "with-absent")
+        director = directors._directors[tid]
+        await until(director.done, 30, "the director to stop")
+        await until(lambda: directors.playing(tid) == 0, 30, "the game under way to end")
+        still = _doc(srv, "with-absent")
+        assert not any(g["status"] == "playing" for r in still["schedule"] for g in r["games"])
+        assert any(g["status"] == "pending" for r in still["schedule"] for g in r["games"])
+        _error(_post(srv, "/api/tournaments/with-absent/pause", srv.admin_token), 409, "conflict")
+        resumed = _post(srv, "/api/tournaments/with-absent/resume", srv.admin_token)
+        assert resumed.status_code == 200 and resumed.json()["status"] == "running"
+        doc = await wait_status(srv, "with-absent", "finished", 120)
+    finally:
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    games = [g for r in doc["schedule"] for g in r["games"]]
+    assert len(games) == 12
+    for g in games:
+        if absent_name in g["bots"]:
+            assert g["status"] == "no_show" and g["match_id"] is None
+            assert g["absent"] == [g["bots"].index(absent_name)]
+        else:
+            assert g["status"] == "finished" and g["match_id"]
+    row = next(r for r in doc["standings"] if r["bot"] == absent_name)
+    assert (row["points"], row["games"], row["losses"]) == (0.0, 6, 6)
+    assert doc["standings"][-1]["bot"] == absent_name
+    grades = list(
+        csv.DictReader(
+            io.StringIO(_get(srv, "/api/tournaments/with-absent/grades.csv", srv.admin_token).text)
+        )
+    )
+    assert {r["bot"]: int(r["no_shows"]) for r in grades}[absent_name] == 6  # fmt: skip
+    assert sum(int(r["no_shows"]) for r in grades) == 6
+
+
+def task_id(srv: LiveServer, name: str) -> int:
+    import sqlite3
+
+    assert srv.db_path is not None
+    with sqlite3.connect(srv.db_path) as db:
+        row = db.execute("SELECT id FROM tournaments WHERE name = ?", (name,)).fetchone()
+    return int(row[0])
+
+
+async def test_a_gauntlet_ranks_its_entrants_against_the_pool(live_server: LiveServer) -> None:
+    srv = live_server
+    entrants = [srv.create_bot(f"gx{i}") for i in range(2)]
+    pool = [srv.create_bot(f"ref{i}") for i in range(2)]
+    created = _post(
+        srv,
+        "/api/tournaments",
+        srv.admin_token,
+        name="gauntlet-1",
+        game="tic_tac_toe",
+        format="gauntlet",
+        bots=[n for n, _ in entrants],
+        pool=[n for n, _ in pool],
+    )
+    assert created.status_code == 201, created.text
+    specs = ["random", "random", "alphabeta:depth=9", "alphabeta:depth=9"]
+    clients = [
+        tournament_bot(srv, token, spec, "tic_tac_toe")
+        for (_, token), spec in zip(entrants + pool, specs, strict=True)
+    ]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        await until(lambda: all(c.bot_name for c in clients), 20, "every bot logged in")
+        assert _post(srv, "/api/tournaments/gauntlet-1/start", srv.admin_token).status_code == 200
+        doc = await wait_status(srv, "gauntlet-1", "finished", 120)
+    finally:
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    games = [g for r in doc["schedule"] for g in r["games"]]
+    assert len(games) == 8  # each entrant meets each pool bot in both seats
+    pool_names = {n for n, _ in pool}
+    for g in games:
+        assert len(set(g["bots"]) & pool_names) == 1  # never two entrants, never two pool bots
+    assert [r["bot"] for r in doc["standings"]] != [] and {r["bot"] for r in doc["standings"]} == {
+        n for n, _ in entrants
+    }  # the pool is not ranked
+    assert doc["pool"] == sorted(pool_names)
+    # Perfect play never loses: the random entrants score at most draws against the pool.
+    assert all(r["wins"] == 0 for r in doc["standings"])
+
+
+async def test_refusals_say_what_to_fix(live_server: LiveServer) -> None:
+    srv = live_server
+    names = [srv.create_bot(f"rf{i}")[0] for i in range(3)]
+
+    def create(token: str | None = srv.admin_token, **body: Any) -> httpx.Response:
+        base: dict[str, Any] = {"name": "t1", "game": "tic_tac_toe", "format": "round_robin"}
+        base.update(body)
+        return _post(srv, "/api/tournaments", token, **base)
+
+    _error(create(bots=names, game="chess"), 400, "unknown_game")
+    _error(create(bots=names, colour="red"), 400, "invalid_message")
+    _error(create(bots=names, rounds="3"), 400, "invalid_message")
+    _error(create(bots=names, rounds=0), 400, "invalid_message")
+    _error(create(bots=names, format="knockout"), 400, "invalid_message")
+    _error(create(bots=[*names, "ghost"]), 400, "unknown_bot")
+    _error(create(bots=[names[0], names[0].upper()]), 400, "invalid_message")
+    _error(create(bots=names, time_control={"move_ms": 1}), 400, "invalid_message")
+    assert "at most 2 rounds" in _error(create(bots=names, format="swiss", rounds=3), 400,
+                                        "bad_request")  # fmt: skip
+    assert "two-player" in _error(
+        create(bots=names, game="chinese_checkers", format="swiss"), 400, "bad_request"
+    )
+    assert "pool" in _error(create(bots=names, format="gauntlet"), 400, "bad_request")
+    _error(create(bots=names[:1]), 400, "bad_request")
+    assert "class" in _error(create(), 400, "invalid_message")
+    _error(create(token=None, bots=names), 401, "unauthorized")
+    _error(create(token="not-a-token", bots=names), 401, "unauthorized")
+    _error(create(bots=names, name="bad name!"), 400, "bad_request")
+    assert create(bots=names).status_code == 201
+    _error(create(bots=names, name="T1"), 409, "conflict")
+    _error(_get(srv, "/api/tournaments/nope"), 404, "not_found")
+    _error(_post(srv, "/api/tournaments/t1/resume", srv.admin_token), 409, "conflict")
+    _error(_get(srv, "/api/tournaments/t1/export?what=everything"), 400, "bad_request")
+    cancelled = _post(srv, "/api/tournaments/t1/cancel", srv.admin_token)
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    _error(_post(srv, "/api/tournaments/t1/start", srv.admin_token), 409, "conflict")
+
+
+async def test_only_the_admin_and_the_class_instructor_steer_a_class_tournament(
+    live_server: LiveServer,
+) -> None:
+    srv = live_server
+    mine = _post(srv, "/api/classes", srv.admin_token, name="class-a").json()
+    other = _post(srv, "/api/classes", srv.admin_token, name="class-b").json()
+    tokens = {}
+    for i, owner in enumerate(["ana@uni.es", "ben@uni.es", "=cmd|calc"]):
+        registered = _post(
+            srv, "/api/register", code=mine["join_code"], name=f"a{i}", owner=owner
+        ).json()
+        tokens[registered["name"]] = registered["token"]
+    outsider = _post(
+        srv, "/api/register", code=other["join_code"], name="b0", owner="bea@uni.es"
+    ).json()
+    instructor, stranger = mine["instructor_token"], other["instructor_token"]
+    bot_token = tokens["a0"]
+
+    # An instructor creates its class's tournament; not with another class's bots or class.
+    body = {"name": "final-a", "game": "tic_tac_toe", "format": "round_robin"}
+    _error(_post(srv, "/api/tournaments", instructor, **body, bots=["a0", "b0"]), 403, "forbidden")
+    _error(_post(srv, "/api/tournaments", instructor, **body, **{"class": "class-b"}), 403,
+           "forbidden")  # fmt: skip
+    _error(_post(srv, "/api/tournaments", bot_token, **body), 401, "unauthorized")
+    created = _post(srv, "/api/tournaments", instructor, **body)
+    assert created.status_code == 201, created.text
+    assert created.json()["class"] == "class-a"
+    assert created.json()["entrants"] == ["a0", "a1", "a2"]
+    admin_own = _post(
+        srv, "/api/tournaments", srv.admin_token,
+        name="open-t", game="tic_tac_toe", format="round_robin", bots=["a0", outsider["name"]],
+    )  # fmt: skip
+    assert admin_own.status_code == 201
+
+    steer = ["start", "pause", "resume", "cancel"]
+    for action in steer:
+        _error(_post(srv, f"/api/tournaments/final-a/{action}"), 401, "unauthorized")
+        _error(_post(srv, f"/api/tournaments/final-a/{action}", bot_token), 401, "unauthorized")
+        _error(_post(srv, f"/api/tournaments/final-a/{action}", stranger), 403, "forbidden")
+        _error(_post(srv, f"/api/tournaments/open-t/{action}", instructor), 403, "forbidden")
+    _error(_get(srv, "/api/tournaments/final-a/grades.csv"), 401, "unauthorized")
+    _error(_get(srv, "/api/tournaments/final-a/grades.csv", bot_token), 401, "unauthorized")
+    _error(_get(srv, "/api/tournaments/final-a/grades.csv", stranger), 403, "forbidden")
+    _error(_get(srv, "/api/tournaments/open-t/grades.csv", instructor), 403, "forbidden")
+
+    clients = [tournament_bot(srv, t, "random", "tic_tac_toe") for t in tokens.values()]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        await until(lambda: all(c.bot_name for c in clients), 20, "the class's bots logged in")
+        assert _post(srv, "/api/tournaments/final-a/start", instructor).status_code == 200
+        doc = await wait_status(srv, "final-a", "finished", 120)
+    finally:
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # Public views name bots, never owners; the grade sheet names owners, for the instructor.
+    for path in (
+        "/api/tournaments/final-a",
+        "/tournaments/final-a",
+        "/api/tournaments/final-a/export?what=matches&format=csv",
+        "/classes/class-a",
+    ):
+        assert "ana@uni.es" not in _get(srv, path).text, path  # fmt: skip
+    sheet = _get(srv, "/api/tournaments/final-a/grades.csv", instructor)
+    assert sheet.status_code == 200 and sheet.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(sheet.text)))
+    assert [r["bot"] for r in rows] == [r["bot"] for r in doc["standings"]]
+    owners = {r["bot"]: r["owner"] for r in rows}
+    assert owners["a0"] == "ana@uni.es"
+    assert owners["a2"] == "'=cmd|calc"  # a spreadsheet would run it as a formula
+    for r in rows:
+        standing = next(s for s in doc["standings"] if s["bot"] == r["bot"])
+        assert int(r["rank"]) == standing["rank"] and float(r["points"]) == standing["points"]
+        assert int(r["matches"]) == 4
+        assert int(r["wins"]) + int(r["draws"]) + int(r["losses"]) == 4
+        assert r["rating"] != ""  # rated: the tournament moved the ratings
+    assert _get(srv, "/api/tournaments/final-a/grades.csv", srv.admin_token).status_code == 200
+    listed = _get(srv, "/api/tournaments?class=class-a").json()["tournaments"]
+    assert [t["name"] for t in listed] == ["final-a"]
+    page = _get(srv, "/classes/class-a").text
+    assert "/tournaments/final-a" in page and "open-t" not in page

@@ -1,0 +1,153 @@
+"""kill -9 of ``arena serve`` in the middle of a tournament, and a restart on the same database:
+the tournament resumes and completes, no finished game is lost or played twice, and its rounds
+are those an uninterrupted run draws."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from _server_process import ADMIN_TOKEN, start_server_process
+
+from protocol.client import BotClient
+from server.tournaments.schedule import round_robin
+
+ENTRANTS = [f"crash{i}" for i in range(5)]
+
+
+def slow_random(state: Any, legal_moves: list[str], clock: Any) -> str:
+    # A few milliseconds a move: long enough that the kill lands mid-tournament.
+    time.sleep(0.03)
+    return random.choice(legal_moves)
+
+
+def _api(url: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    return httpx.request(method, url + path, headers=headers, timeout=30, **kwargs)
+
+
+async def _doc(url: str) -> dict[str, Any]:
+    response = await asyncio.to_thread(_api, url, "GET", "/api/tournaments/crashproof")
+    assert response.status_code == 200, response.text
+    doc: dict[str, Any] = response.json()
+    return doc
+
+
+async def _until(check: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeating_a_game(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "arena.db"
+    server = start_server_process(db)
+    port = server.port
+    tokens = [server.create_bot(name) for name in ENTRANTS]
+    created = _api(
+        server.url,
+        "POST",
+        "/api/tournaments",
+        json={
+            "name": "crashproof",
+            "game": "tic_tac_toe",
+            "format": "round_robin",
+            "bots": ENTRANTS,
+            "concurrency": 2,
+            "no_show_s": 60,
+        },
+    )
+    assert created.status_code == 201, created.text
+    clients = [
+        BotClient(
+            server.ws_url, token, slow_random, game="tic_tac_toe", lobby=False, games=0,
+            max_backoff_s=0.5,
+        )
+        for token in tokens
+    ]  # fmt: skip
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        await _until(
+            lambda: asyncio.sleep(0, all(c.bot_name for c in clients)), 30, "bots logged in"
+        )
+        assert _api(server.url, "POST", "/api/tournaments/crashproof/start").status_code == 200
+
+        async def some_decided_some_playing() -> bool:
+            doc = await _doc(server.url)
+            games = [g for r in doc["schedule"] for g in r["games"]]
+            return doc["games"]["decided"] >= 6 and any(g["status"] == "playing" for g in games)
+
+        await _until(some_decided_some_playing, 60, "a tournament under way")
+        server.proc.kill()  # kill -9: no shutdown, no aborted matches written
+        server.proc.wait(timeout=10)
+        server.stop()
+        before = _games(db)
+        assert any(status == "playing" for _, _, status, _ in before)
+
+        server = start_server_process(db, port=port)  # the bots reconnect to the same address
+
+        async def finished() -> bool:
+            return (await _doc(server.url))["status"] == "finished"
+
+        await _until(finished, 120, "the resumed tournament to finish")
+        doc = await _doc(server.url)
+    finally:
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        server.stop()
+
+    # The rounds are those of an uninterrupted run: the same games, boards and seats.
+    expected = round_robin(ENTRANTS)  # unrated entrants are seeded by name
+    got = [[tuple(g["bots"]) for g in r["games"]] for r in doc["schedule"]]
+    assert got == [list(r) for r in expected]
+    games = [g for r in doc["schedule"] for g in r["games"]]
+    assert len(games) == 20 and all(g["status"] == "finished" for g in games)
+    # A game decided before the kill kept its match; no match counts twice.
+    for game_id, match_id, status, _ in before:
+        if status == "finished":
+            assert any(g["match_id"] == match_id for g in games), (game_id, match_id)
+    match_ids = [g["match_id"] for g in games]
+    assert len(set(match_ids)) == 20
+    with sqlite3.connect(db) as conn:
+        stored = dict(
+            conn.execute("SELECT id, status FROM matches WHERE origin = 'tournament'").fetchall()
+        )
+    # Every match the tournament counts finished; the others were cut off by the kill and
+    # closed as aborted at the restart, one per replay.
+    assert all(stored[m] == "finished" for m in match_ids)
+    cut_off = [m for m, status in stored.items() if m not in match_ids]
+    assert all(stored[m] == "aborted" for m in cut_off)
+    # Games playing at the kill: one whose match had its result stored keeps it; the others
+    # are played again, once each.
+    replayed = [
+        gid for gid, _, status, match in before if status == "playing" and match != "finished"
+    ]
+    assert replayed, "the kill should have cut a match off"
+    replays = {
+        g_id: g["replays"] for g_id, g in zip(sorted(gid for gid, *_ in before), games, strict=True)
+    }
+    assert {gid for gid, n in replays.items() if n} == set(replayed)
+    assert all(n <= 1 for n in replays.values())
+    assert sum(r["games"] for r in doc["standings"]) == 40
+
+
+def _games(db: Path) -> list[tuple[int, str | None, str, str | None]]:
+    """Each tournament game: id, match id, status, and its match's status (None: not stored)."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT g.id, g.match_id, g.status, m.status FROM tournament_games g"
+            " LEFT JOIN matches m ON m.id = g.match_id ORDER BY g.id"
+        ).fetchall()
+    return [(int(a), b, str(c), d) for a, b, c, d in rows]
