@@ -11,7 +11,9 @@ Checking needs only this package (``games`` for the rules, :mod:`protocol.dice` 
 3. every die rolled is the one the seed gives at that ply;
 4. every move is legal where it was played (a forfeit for an illegal move may end on the move
    refused);
-5. the stored final position is the re-derived one, and the payoffs are what the termination
+5. what the record repeats for readers (the seats' payoffs, ``termination``, ``at_fault``,
+   ``status``, ``seed``, ``plies``) agrees with ``result``, ``dice`` and ``moves``;
+6. the stored final position is the re-derived one, and the payoffs are what the termination
    pays (:mod:`protocol.outcomes`): the game's returns for ``normal``, the forfeit rule, the
    move-limit share. Time itself cannot be re-derived: a ``timeout`` is checked as a forfeit,
    not as a clock.
@@ -191,11 +193,52 @@ def _verify(record: Mapping[str, Any]) -> Verification:
         last_may_be_refused=refused,
         found=found,
     )
-    if found.problems or found.status == "running":
-        return found
-    assert found.state is not None
-    found.problems.extend(_check_result(game, found.state, result))
+    copies = _check_copies(record, game, result)
+    if not found.problems and found.status != "running":
+        assert found.state is not None
+        found.problems.extend(_check_result(game, found.state, result))
+    found.problems.extend(copies)
     return found
+
+
+def _check_copies(
+    record: Mapping[str, Any], game: Game, result: Mapping[str, Any] | None
+) -> list[str]:
+    """The facts a record repeats for its readers (the seats' payoffs, the top-level
+    termination, seed, plies and status) must say what ``result``, ``dice`` and ``moves``
+    say: a reader who looks at either must see the same match."""
+    problems: list[str] = []
+    seats = record.get("seats")
+    if seats is not None:
+        if len(seats) != game.num_players or [s.get("seat") for s in seats] != list(
+            range(game.num_players)
+        ):
+            problems.append(f"seats: {game.name} has seats 0..{game.num_players - 1}, in order")
+        elif result is not None and result.get("payoffs") is not None:
+            shown = [s.get("payoff") for s in seats]
+            if None in shown or not close(shown, result["payoffs"]):
+                problems.append(
+                    f"the seats' payoffs {shown} are not the result's {result['payoffs']}"
+                )
+    status = record.get("status")
+    termination = None if result is None else result.get("termination")
+    if status == "running" and result is not None:
+        problems.append("status is 'running' but the record has a result")
+    elif status == "aborted" and termination != "aborted":
+        problems.append(f"status is 'aborted' but the result's termination is {termination!r}")
+    elif status == "finished" and (result is None or termination == "aborted"):
+        problems.append(f"status is 'finished' but the result's termination is {termination!r}")
+    elif status not in ("running", "aborted", "finished"):
+        problems.append(f"unknown status {status!r}")
+    for key in ("termination", "at_fault"):
+        if key in record and result is not None and record[key] != result.get(key):
+            problems.append(f"{key} {record[key]!r} is not the result's {result.get(key)!r}")
+    dice_seed = (record.get("dice") or {}).get("seed")
+    if record.get("dice") and "seed" in record and record["seed"] != dice_seed:
+        problems.append(f"seed {record['seed']!r} is not the dice's seed {dice_seed!r}")
+    if "plies" in record and record["plies"] != len(record["moves"]):
+        problems.append(f"plies is {record['plies']!r} but the record holds {len(record['moves'])}")
+    return problems
 
 
 def _check_result(game: Game, state: State, result: Mapping[str, Any] | None) -> list[str]:

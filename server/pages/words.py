@@ -85,12 +85,15 @@ def result_sentence(
         # The game's own cap: scored by progress, not by a finished race.
         sentence += f" (the game's {CHINESE_CHECKERS_CAP}-ply limit, scored by progress)"
     if len(payoffs) > 2:
-        # Three players: the places after the winner, by payoff.
+        # Three players: the places after the winner, by payoff; seats level on payoff share
+        # the better place ("tied second"), as the ratings rank them.
         order = sorted(range(len(payoffs)), key=lambda s: -payoffs[s])
-        places = ", ".join(
-            f"{player(game, s, bots)} {_ordinal(i + 1)}" for i, s in enumerate(order) if i > 0
-        )
-        sentence += f"; {places}"
+        parts = []
+        for s in order[1:]:
+            place = 1 + sum(1 for p in payoffs if p > payoffs[s])
+            tied = sum(1 for p in payoffs if p == payoffs[s]) > 1
+            parts.append(f"{player(game, s, bots)} {'tied ' if tied else ''}{_ordinal(place)}")
+        sentence += f"; {', '.join(parts)}"
     return sentence + "."
 
 

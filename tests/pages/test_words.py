@@ -63,6 +63,12 @@ def test_three_players_are_placed() -> None:
         payoffs=[0.0, 1.0, -1.0], moves=300,
     )  # fmt: skip
     assert said == "b (Green) won after 300 moves; a (Red) second, c (Blue) third."
+    # Level seats share the better place, as the ratings rank them.
+    tied = result_sentence(
+        "chinese_checkers", ["a", "b", "c"], termination="normal", at_fault=None,
+        payoffs=[1.0, -0.5, -0.5], moves=184,
+    )  # fmt: skip
+    assert tied == "a (Red) won after 184 moves; b (Green) tied second, c (Blue) tied second."
 
 
 def test_think_times_read_naturally() -> None:

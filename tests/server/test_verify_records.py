@@ -118,6 +118,19 @@ async def test_one_change_to_a_record_fails_it(
     status, output = verify_file(tmp_path, other_seed, "seed")
     assert status == 1 and "does not match the commitment" in output, output
 
+    # What the record repeats for its readers must agree with what is checked.
+    for change, expected in [
+        (lambda r: r["seats"][0].update(payoff=r["seats"][1]["payoff"]), "the seats' payoffs"),
+        (lambda r: r.update(termination="resign", at_fault=0), "termination 'resign'"),
+        (lambda r: r.update(status="aborted"), "status is 'aborted'"),
+        (lambda r: r.update(seed="42"), "seed '42' is not the dice's seed"),
+        (lambda r: r.update(plies=3), "plies is 3"),
+    ]:
+        copied = copy.deepcopy(record)
+        change(copied)
+        status, output = verify_file(tmp_path, copied, "copy")
+        assert status == 1 and expected in output, output
+
     status, output = verify_file(tmp_path, record, "untouched")
     assert status == 0, output
 

@@ -249,8 +249,22 @@
       thinking = null;
       drawClocks();
       resultBox.textContent = "The match is over: loading its replay…";
-      // The replay page says how it ended, in words, with the whole record.
-      setTimeout(function () { location.reload(); }, 1500);
+      // The replay page says how it ended, in words, with the whole record. Reload only once
+      // the server answers: a match aborted by a restart ends while the server goes down, and
+      // a reload then would leave the browser's own error page, which never comes back.
+      reloadWhenServed(1500);
+    }
+
+    function reloadWhenServed(waitMs) {
+      setTimeout(function () {
+        fetch(location.pathname, {method: "HEAD", cache: "no-store"}).then(function (response) {
+          if (response.ok) { location.reload(); } else { retry(); }
+        }, retry);
+      }, waitMs);
+      function retry() {
+        resultBox.textContent = "The match is over; the server is not answering: trying again…";
+        reloadWhenServed(Math.min(waitMs * 2, 10000));
+      }
     }
 
     function connect() {
