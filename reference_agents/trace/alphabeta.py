@@ -77,7 +77,9 @@ class AlphaBetaRecorder(Recorder):
         moves = list(root_moves)  # the agent reorders its list in place afterwards
         frame = self.begin(state, depth, "max", moves, state.player)
         frame.node.data.update(alpha=-math.inf, beta=math.inf)
-        if self._root_order and moves[0] != self._root_order[0]:
+        if self._root_order and self.agent.order:  # type: ignore[attr-defined]
+            # Every iteration after the first searches the previous one's best move first
+            # (the agent moves it to the front), whether or not it was first already.
             frame.node.data["order"] = [
                 {"move": self.label(state, moves[0]), "why": "best of the previous iteration"}
             ]

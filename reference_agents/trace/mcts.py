@@ -143,9 +143,17 @@ class MCTSRecorder(Recorder):
                         "scaled": list(payoffs),
                         "payoffs": [self.agent.lo + self.agent.span * x for x in payoffs],  # type: ignore[attr-defined]
                     }
+                if sim["expansion"] is None:
+                    # Selection ended by drawing a roll not seen before: that outcome node is
+                    # what this simulation added to the tree.
+                    sim["expansion"] = next(
+                        (s["move"] for s in steps if s["how"] == "roll" and s["new"]), None
+                    )
+                # From the leaf up to the root, the order the values travel in. An outcome
+                # node (reached by a roll) has visits but no U of its own: nobody chose it.
                 sim["backpropagation"] = [
-                    {"move": s["move"], "visits": n.n, "total": n.u}
-                    for s, n in zip(steps, path[1:], strict=True)
+                    {"move": s["move"], "visits": n.n, "total": None if s["how"] == "roll" else n.u}
+                    for s, n in reversed(list(zip(steps, path[1:], strict=True)))
                 ] + [{"move": None, "visits": path[0].n, "total": None}]
                 self.phases.append(sim)
                 self.sim = None
@@ -237,7 +245,13 @@ class MCTSRecorder(Recorder):
 
     def clock_may_have_cut(self, info: SearchInfo) -> bool:
         simulations = self.agent.simulations  # type: ignore[attr-defined]
+        if self._tree_full():
+            return False  # the tree cap stopped it, not the clock (finish says so)
         return simulations is None or info.nodes < simulations
+
+    def _tree_full(self) -> bool:
+        agent: Any = self.agent
+        return bool(agent.tree_size >= agent.max_nodes)
 
     def root_value(self, root: TraceNode) -> float | None:
         best = next((ch for ch in root.children if ch.move == root.data.get("best")), None)
@@ -247,6 +261,14 @@ class MCTSRecorder(Recorder):
     def finish(self, move: Move, info: SearchInfo, options: dict[str, Any]) -> Trace:
         if self.completed is None and info.comment == "only move":
             self.notes.append("only one legal move: the agent played it without a search")
+        agent: Any = self.agent
+        if info.comment != "only move" and self._tree_full():
+            planned = agent.simulations
+            self.notes.append(
+                f"the tree reached max_nodes={agent.max_nodes:,} nodes: the search stopped "
+                f"after {info.nodes:,}"
+                + (f" of the {planned:,} simulations asked for" if planned else " simulations")
+            )
         trace = super().finish(move, info, options)
         trace.simulations = self.phases
         return trace
@@ -280,10 +302,11 @@ def simulations_text(trace: Trace) -> list[str]:
                 path.append(f"{s['move']} (UCB {fmt(s['ucb'])})")
             elif s["how"] == "roll":
                 path.append(f"{s['move']} (roll, p={fmt(s['probability'])})")
-        expansion = sim.get("expansion") or next(
-            (f"{s['move']} (a new outcome node)" for s in sim["selection"] if s.get("new")),
-            None,
-        )
+        expansion = sim.get("expansion")
+        if expansion is not None and any(
+            s["how"] == "roll" and s.get("new") and s["move"] == expansion for s in sim["selection"]
+        ):
+            expansion += " (a new outcome node)"
         roll = sim["rollout"]
         payoffs = ", ".join(
             f"{p} {fmt(v)}" for p, v in zip(trace.players, roll["payoffs"], strict=False)
@@ -297,7 +320,7 @@ def simulations_text(trace: Trace) -> list[str]:
         back = " · ".join(
             f"{b['move'] or 'root'} N={b['visits']}"
             + (f" U={fmt(b['total'])}" if b["total"] is not None else "")
-            for b in reversed(sim["backpropagation"])
+            for b in sim["backpropagation"]
         )
         lines += [
             f"simulation {sim['simulation']}",

@@ -119,6 +119,28 @@ class Analyst:
         (cheap: parse the moves, make the agent), so that a bad request costs no process."""
         name = request.agent.split(":", 1)[0]
         spec = request.agent
+        # Said here in the query's own words (the command line's checks name its flags).
+        if name == "random":
+            raise AnalysisError(
+                400,
+                ErrorCode.bad_request,
+                "agent=random picks a legal move at random: it has no search tree to draw; "
+                "choose minimax, alphabeta, negamax, expectiminimax, maxn or mcts",
+            )
+        if "move_time" in spec.partition(":")[2]:
+            raise AnalysisError(
+                400,
+                ErrorCode.bad_request,
+                "move_time: the server analyses to a fixed depth (or MCTS to a number of "
+                "simulations), never under a time limit, which would draw a different tree on "
+                "a busier machine: drop move_time and give depth= (or simulations=)",
+            )
+        if request.depth is not None and name == "mcts":
+            raise AnalysisError(
+                400,
+                ErrorCode.bad_request,
+                "depth: mcts does not search to a depth; give simulations= instead",
+            )
         if request.simulations is not None:
             if name != "mcts":
                 raise AnalysisError(
@@ -141,7 +163,9 @@ class Analyst:
             code = ErrorCode.bad_request
             if str(exc).startswith("unknown game"):
                 code = ErrorCode.unknown_game
-            raise AnalysisError(400, code, str(exc)) from None
+            # The query's words, not the command line's flags.
+            message = str(exc).replace("--depth ", "depth=").replace("--depth", "depth")
+            raise AnalysisError(400, code, message) from None
         timed = depth is None and "depth" not in prepared.options
         if timed and name != "mcts":
             raise AnalysisError(

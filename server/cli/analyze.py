@@ -95,7 +95,12 @@ def report_text(report: dict[str, Any]) -> str:
         "",
         f"{report['game']} after {' '.join(report['moves']) or '(start)'}; "
         f"{report['to_move']} to move",
-        f"agent      {report['agent']} {report['options']}",
+        f"agent      {report['agent']}"
+        + (
+            f" ({', '.join(f'{k}={v}' for k, v in report['options'].items())})"
+            if report["options"]
+            else ""
+        ),
         f"value      {'unknown' if value is None else f'{value + 0.0:+.4g}'} "
         f"(for {report['to_move']})",
         f"best move  {report['best']}",

@@ -100,6 +100,12 @@ async def test_expectiminimax_shows_chance_nodes_with_their_probabilities(
     data = await _report(page)
     chance = [n for n in _walk(data["trace"]["tree"]) if n["kind"] == "chance"]
     assert chance
+    # A tree many screens wide opens folded to the root's children, the root in view.
+    assert await page.locator("#tree-box svg .node.collapsed").count() > 0
+    root = page.locator(f'#tree-box [data-id="{data["trace"]["tree"]["id"]}"]')
+    box, at = await page.locator("#tree-box").bounding_box(), await root.bounding_box()
+    assert box and at and box["x"] <= at["x"] and at["x"] + at["width"] <= box["x"] + box["width"]
+    await page.locator("#expand-all").click()
     assert await page.locator("#tree-box svg .node.kind-chance").count() == len(chance)
     # Each roll under a chance node is labelled with its probability, as a fraction.
     labels = await page.locator("#tree-box svg .node:not(.pseudo) text.move").all_text_contents()
@@ -143,6 +149,13 @@ async def test_moves_are_played_by_clicking_the_board(
     assert after["trace"]["options"]["depth"] == 3  # the same search, one move later
     assert (before["root_player"], after["trace"]["root_player"]) == ("O", "X")
     assert await page.locator('input[name="moves"]').input_value() == "4 3"
+    # Picked in the form but not sent: a click on the board keeps it.
+    await page.locator('select[name="agent"]').select_option("negamax")
+    await page.locator('input[name="depth"]').fill("2")
+    await page.locator('#board a.move-link[data-move="5"]').click()
+    await page.wait_for_url("**moves=4+3+5**")
+    kept = await _report(page)
+    assert kept["trace"]["algorithm"] == "negamax" and kept["trace"]["options"]["depth"] == 2
     assert browser.dialogs == [] and browser.console_errors == []
 
 

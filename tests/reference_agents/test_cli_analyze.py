@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -120,7 +121,9 @@ def test_trace_simulations_prints_the_four_phases() -> None:
     assert code == 0, out
     assert "simulation 1\n  selection        root\n  expansion        " in out
     assert "simulation 2\n" in out and "simulation 3\n" not in out
-    assert "  backpropagation  root N=2" in out and "root: X to move  N=30" in out
+    # Leaf first, root last: the order the values travel in.
+    assert re.search(r"  backpropagation  \w+ N=1 U=[\d.]+ · root N=2\n", out), out
+    assert "root: X to move  N=30" in out
     code, again = run(*args)
 
     def untimed(text: str) -> list[str]:  # the wall-clock line differs from run to run

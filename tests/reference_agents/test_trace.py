@@ -59,7 +59,7 @@ def test_alphabeta_figure_6_5_windows_cutoff_and_the_two_unread_leaves() -> None
     assert [leaf.value for leaf in d.children] == [14, 5, 2]
     assert tree.leaf_visits == READ_BY_ALPHABETA  # read once each, in this order
     text = render_text(t)
-    assert "root: MAX [-inf, +inf] = 3  best B" in text
+    assert "root: MAX [-inf, +inf] = 3  order: B (best of the previous iteration)  best B" in text
     assert "├── C: MIN [3, +inf] = 2  cut-off (2 <= alpha 3)" in text
     assert "│   └── pruned: 1, 2" in text
     assert "shown: all 11 nodes of the search" in text

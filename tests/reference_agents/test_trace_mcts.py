@@ -103,6 +103,10 @@ def test_the_four_phases_of_the_first_simulations() -> None:
     assert first["backpropagation"][-1] == {"move": None, "visits": 1, "total": None}
     eighth = t.simulations[7]  # the root is fully expanded after seven: UCB1 chooses
     assert eighth["selection"][0]["how"] == "ucb"
+    # Backpropagation runs from the new leaf up to the root: the deepest move first.
+    path = [s["move"] for s in eighth["selection"]]
+    assert [b["move"] for b in eighth["backpropagation"]] == [*reversed(path), None]
+    assert [b["visits"] for b in eighth["backpropagation"]][0] == 1
     text = render_text(t)
     for phase in ("selection", "expansion", "simulation", "backpropagation"):
         assert f"  {phase} " in text

@@ -2,6 +2,27 @@
 // (the same JSON as GET /api/analyze). Nodes fold and unfold; pointing at one (or focusing it)
 // shows its position and its line of the text trace. No inline script: the page's CSP forbids it.
 "use strict";
+// A move clicked on the board (or in the move lists) keeps the agent, depth and options picked
+// in the form, even when the form was not sent yet: the link's query takes the form's values.
+(function () {
+  const form = document.querySelector("form.analyze-form");
+  if (!form) { return; }
+  const kept = ["agent", "options", "depth", "simulations", "limit"];
+  document.addEventListener("click", function (event) {
+    const link = event.target.closest && event.target.closest("a");
+    if (!link || link.closest("form")) { return; }
+    // Board cells are SVG links: their href is an attribute, not a string property.
+    const attribute = link.hasAttribute("href") ? "href" : "xlink:href";
+    const href = link.getAttribute(attribute);
+    if (!href || href.indexOf("/analyze?") !== 0) { return; }
+    const url = new URL(href, location.href);
+    kept.forEach(function (name) {
+      const field = form.elements.namedItem(name);
+      if (field && field.value !== "") { url.searchParams.set(name, field.value); }
+    });
+    link.setAttribute(attribute, url.pathname + url.search);
+  }, true);
+})();
 (function () {
   const island = document.getElementById("analysis-data");
   if (!island) { return; }
@@ -192,7 +213,7 @@
         el("rect", { x: -35, y: R + 20, width: 70, height: 6, class: "bar-bg" }, g);
         el("rect", { x: -35, y: R + 20, width: w, height: 6, class: "bar" }, g);
       }
-      if (collapsed.has(node.id) && kids.length) { text(g, 0, R + 40, "+ " + kids.length, "fold"); }
+      if (collapsed.has(node.id) && kids.length) { text(g, 0, R + 40, "+ " + (node.nodes - 1) + " below", "fold"); }
       g.addEventListener("click", function () { toggle(node); });
       g.addEventListener("keydown", function (event) {
         if (event.key === "Enter" || event.key === " ") { event.preventDefault(); toggle(node); }
@@ -256,18 +277,31 @@
     panel.appendChild(dl);
   }
 
-  document.getElementById("expand-all").addEventListener("click", function () { collapsed.clear(); draw(); });
-  document.getElementById("collapse-all").addEventListener("click", function () {
+  function collapseToRootChildren() {
     collapsed.clear();
     trace.tree.children.forEach(function (k) { if (items(k).length) { collapsed.add(k.id); } });
+  }
+  // The root in view: a wide tree opens on its middle, not on its leftmost leaves.
+  function centreRoot() {
+    const root = box.querySelector('[data-id="' + trace.tree.id + '"]');
+    if (!root) { return; }
+    const bounds = root.getBoundingClientRect(), outer = box.getBoundingClientRect();
+    box.scrollLeft = Math.max(0, box.scrollLeft + bounds.left - outer.left - box.clientWidth / 2);
+  }
+  document.getElementById("expand-all").addEventListener("click", function () { collapsed.clear(); draw(); centreRoot(); });
+  document.getElementById("collapse-all").addEventListener("click", function () {
+    collapseToRootChildren();
     draw();
+    centreRoot();
   });
   draw();
-  // The root in view: a wide tree opens on its middle, not on its leftmost leaves.
-  const root = box.querySelector('[data-id="' + trace.tree.id + '"]');
-  if (root) {
-    const bounds = root.getBoundingClientRect(), outer = box.getBoundingClientRect();
-    box.scrollLeft = Math.max(0, bounds.left - outer.left - box.clientWidth / 2);
+  // A tree many screens wide opens folded to the root's children (all of them in view where
+  // they fit); a click unfolds a node, "Expand all" draws everything.
+  const svg = box.querySelector("svg");
+  if (svg && svg.width.baseVal.value > 3 * box.clientWidth) {
+    collapseToRootChildren();
+    draw();
   }
+  centreRoot();
   show(trace.tree);
 })();
