@@ -106,7 +106,7 @@ def test_the_four_phases_of_the_first_simulations() -> None:
     # Backpropagation runs from the new leaf up to the root: the deepest move first.
     path = [s["move"] for s in eighth["selection"]]
     assert [b["move"] for b in eighth["backpropagation"]] == [*reversed(path), None]
-    assert [b["visits"] for b in eighth["backpropagation"]][0] == 1
+    assert eighth["backpropagation"][0]["visits"] == 1
     text = render_text(t)
     for phase in ("selection", "expansion", "simulation", "backpropagation"):
         assert f"  {phase} " in text
