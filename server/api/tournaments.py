@@ -166,7 +166,7 @@ async def _act(request: Request, action: str) -> JSONResponse:
     if target == "running":
         directors.run(tournament_id)
     else:
-        directors.wake(tournament_id)
+        directors.steer(tournament_id)
     async with request.app.state.database.session() as session:
         tournament = await repo.tournament_by_id(session, tournament_id)
         return JSONResponse(await _document(request, session, tournament))

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from protocol.wire import clip
@@ -28,6 +29,7 @@ from server.db.models import (
     TournamentGame,
     utcnow,
 )
+from server.db.recorder import register_bulk
 from server.repositories.bots import name_problem
 
 #: Statuses a game ends in (nothing more happens to it).
@@ -259,12 +261,12 @@ async def game_over(
     )
 
 
-async def game_replays(session: AsyncSession, game: TournamentGame) -> None:
+async def game_replays(session: AsyncSession, game_id: int) -> None:
     """The game's match was aborted (a restart) or never stored (a crash): play it again."""
     await session.execute(
         update(TournamentGame)
-        .where(TournamentGame.id == game.id)
-        .values(status="pending", match_id=None, replays=game.replays + 1)
+        .where(TournamentGame.id == game_id)
+        .values(status="pending", match_id=None, replays=TournamentGame.replays + 1)
     )
 
 
@@ -320,3 +322,32 @@ async def ratings_in(session: AsyncSession, game: str, bot_ids: Sequence[int]) -
         select(Rating).where(Rating.game == game, Rating.bot_id.in_(list(bot_ids)))
     )
     return {r.bot_id: r for r in rows.all()}
+
+
+async def status_of(session: AsyncSession, tournament_id: int) -> str | None:
+    """The tournament's status, read fresh (the API changes it while a director runs)."""
+    found = await session.scalar(select(Tournament.status).where(Tournament.id == tournament_id))
+    return None if found is None else str(found)
+
+
+async def games_started(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    """Many ``game_started`` at once (the recorder's bulk form): one executemany."""
+    await session.execute(
+        update(TournamentGame.__table__)  # type: ignore[arg-type]
+        .where(TournamentGame.__table__.c.id == bindparam("b_game_id"))
+        .values(status="playing", match_id=bindparam("b_match_id")),
+        [{"b_game_id": r["game_id"], "b_match_id": r["match_id"]} for r in rows],
+    )
+
+
+async def games_over(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    """Many ``game_over`` at once, in order."""
+    for row in rows:
+        await game_over(session, **row)
+
+
+# Through the database's single writer (server/tournaments/director.py): a game's start in the
+# same transaction as its match's row at the latest (phase 0, as creating the match); its end
+# after its match's result (phase 2).
+register_bulk(game_started, games_started, phase=0)
+register_bulk(game_over, games_over, phase=2)

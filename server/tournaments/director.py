@@ -22,6 +22,8 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -29,7 +31,7 @@ import games
 from protocol.messages import Policy, Termination, TimeControl
 from server.db.database import Database
 from server.db.models import Tournament, TournamentGame
-from server.referee import Referee, new_match_id
+from server.referee import MatchRunner, Referee, new_match_id
 from server.repositories import tournaments as repo
 from server.tournaments import schedule, swiss
 from server.tournaments.table import results_of, swiss_entrants
@@ -53,6 +55,12 @@ class Directors:
         self._playing: dict[int, asyncio.Task[None]] = {}
         # tournament id -> its games that have been followed by a task here
         self._games_of: dict[int, set[int]] = {}
+        # tournament id -> its director's view of its games
+        self._views: dict[int, list[_Game]] = {}
+        # tournaments whose status changed since their director last read it
+        self._steered: set[int] = set()
+        # tournament id -> its writes not committed yet
+        self._writes: dict[int, set[asyncio.Future[Any]]] = {}
         self._closing = False
 
     async def start(self) -> None:
@@ -75,7 +83,7 @@ class Directors:
 
     def run(self, tournament_id: int) -> None:
         """Direct the tournament (it is ``running`` in the database), unless already done."""
-        self.wake(tournament_id)
+        self.steer(tournament_id)
         task = self._directors.get(tournament_id)
         if self._closing or (task is not None and not task.done()):
             return
@@ -84,10 +92,15 @@ class Directors:
         )
 
     def wake(self, tournament_id: int) -> None:
-        """Something changed (a game ended, the tournament was paused or cancelled): look now."""
+        """Something changed (a game ended): look now."""
         event = self._wake.get(tournament_id)
         if event is not None:
             event.set()
+
+    def steer(self, tournament_id: int) -> None:
+        """The tournament's status changed (paused, cancelled, resumed): read it again now."""
+        self._steered.add(tournament_id)
+        self.wake(tournament_id)
 
     def playing(self, tournament_id: int) -> int:
         """How many of its games are being played now."""
@@ -102,50 +115,43 @@ class Directors:
         waiting_since: dict[int, float] = {}
         try:
             await self._reconcile(tournament_id, mine)
+            # The games, read once and then kept up to date here: this director is the only
+            # one that changes them (the API changes the tournament's status, read each time).
+            async with self.database.session() as session:
+                tournament = await repo.tournament_by_id(session, tournament_id)
+                settings = _Settings.of(tournament)
+                names = {p.bot_id: p.name for p in await repo.participants(session, tournament)}
+                stored = await repo.games_of(session, tournament)
+            view = self._views[tournament_id] = [_Game.of(g) for g in stored]
+            status_due = 0.0
             while True:
                 wake.clear()
-                async with self.database.session() as session:
-                    tournament = await repo.tournament_by_id(session, tournament_id)
-                    if tournament.status != "running":
-                        return
-                    stored = await repo.games_of(session, tournament)
-                    if not any(g.status not in repo.DONE for g in stored):
-                        if not await self._next_round(session, tournament, stored):
+                round_over = all(g.status in repo.DONE for g in view)
+                looked_at = time.monotonic()
+                if round_over:
+                    # The next round is drawn from the stored results: all of them.
+                    await self._written(tournament_id)
+                # The status is read again when the API changed it (steer), at each round and
+                # once a second otherwise (another process may have changed it).
+                if round_over or tournament_id in self._steered or looked_at >= status_due:
+                    self._steered.discard(tournament_id)
+                    status_due = looked_at + 1.0
+                    async with self.database.session() as session:
+                        if await repo.status_of(session, tournament_id) != "running":
+                            return
+                if round_over:
+                    async with self.database.session() as session:
+                        tournament = await repo.tournament_by_id(session, tournament_id)
+                        if not await self._next_round(session, tournament, stored_games=view):
                             await repo.set_status(session, tournament, "finished")
                             log.info("tournament %s finished", tournament.name)
                             return
+                        view[:] = [_Game.of(g) for g in await repo.games_of(session, tournament)]
                         continue
-                    tournament_row = _Settings.of(tournament)
-                current = min(g.round for g in stored if g.status not in repo.DONE)
-                pending = [g for g in stored if g.round == current and g.status == "pending"]
-                busy = {g.id for g in stored if g.status == "playing"} | {
-                    gid for gid in mine if gid in self._playing
-                }
-                free = tournament_row.concurrency - len(busy)
+                next_deadline = await self._start_what_can(
+                    settings, view, names, mine, waiting_since
+                )
                 now = time.monotonic()
-                next_deadline: float | None = None
-                for game in pending:
-                    if free <= 0:
-                        break
-                    absent = [
-                        seat
-                        for seat, bot_id in enumerate(game.bot_ids)
-                        if not self.referee.is_connected(bot_id)
-                    ]
-                    if not absent and not self.referee.closing:
-                        await self._start_game(tournament_row, game, mine)
-                        waiting_since.pop(game.id, None)
-                        free -= 1
-                        continue
-                    since = waiting_since.setdefault(game.id, now)
-                    deadline = since + tournament_row.no_show_s
-                    if now >= deadline:
-                        await self._no_show(game, absent)
-                        waiting_since.pop(game.id, None)
-                        continue
-                    next_deadline = (
-                        deadline if next_deadline is None else min(next_deadline, deadline)
-                    )
                 timeout = POLL_S if next_deadline is None else min(POLL_S, next_deadline - now)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), timeout=max(0.0, timeout))
@@ -153,6 +159,65 @@ class Directors:
             raise
         except Exception:
             log.exception("the director of tournament %d failed; it stops", tournament_id)
+        finally:
+            self._views.pop(tournament_id, None)
+
+    async def _start_what_can(
+        self,
+        settings: _Settings,
+        view: list[_Game],
+        names: dict[int, str],
+        mine: set[int],
+        waiting_since: dict[int, float],
+    ) -> float | None:
+        """Start the pending games whose bots are all connected and free, in schedule order, up
+        to the concurrency; lose by no_show those whose wait is over. The next deadline.
+
+        A game waits for the games before it only through its bots: a bot plays one game of the
+        tournament at a time, so a later round's game starts as soon as its bots are free (the
+        rounds of a round robin or gauntlet are fixed in advance; a Swiss round is only drawn
+        when the one before it is over)."""
+        playing = [g for g in view if g.status == "playing"]
+        busy = {b for g in playing for b in g.bot_ids}
+        free = settings.concurrency - len(playing)
+        if free <= 0:
+            return None
+        now = time.monotonic()
+        next_deadline: float | None = None
+        starting: list[_Game] = []
+        pending = [g for g in view if g.status == "pending"]
+        # The games of the bots with the most games left go first (then the schedule's order):
+        # a bot with many games to go is the tournament's longest path, and leaving it idle is
+        # what would keep the last games waiting while the others are done.
+        left: dict[int, int] = {}
+        for game in pending:
+            for b in game.bot_ids:
+                left[b] = left.get(b, 0) + 1
+        pending.sort(key=lambda g: -sum(left[b] for b in g.bot_ids))
+        for game in pending:
+            if free <= 0:
+                break
+            if busy.intersection(game.bot_ids):
+                continue
+            absent = [s for s, b in enumerate(game.bot_ids) if not self.referee.is_connected(b)]
+            if not absent:
+                starting.append(game)
+                busy.update(game.bot_ids)
+                waiting_since.pop(game.id, None)
+                free -= 1
+                continue
+            since = waiting_since.setdefault(game.id, now)
+            deadline = since + settings.no_show_s
+            if now >= deadline:
+                await self._no_show(settings.tournament_id, game, absent)
+                waiting_since.pop(game.id, None)
+                continue
+            # Its bots are kept for it meanwhile: a later game must not take them away.
+            busy.update(game.bot_ids)
+            next_deadline = deadline if next_deadline is None else min(next_deadline, deadline)
+        if starting and not self.referee.closing:
+            await self._start_games(settings, starting, names, mine)
+        return next_deadline
 
     async def _reconcile(self, tournament_id: int, mine: set[int]) -> None:
         """Games left ``playing`` by a restart: take the stored result, follow the match still
@@ -171,8 +236,9 @@ class Directors:
             for game in left:
                 outcome = outcomes.get(game.match_id or "")
                 task = self.referee.match_task(game.match_id or "")
-                if task is not None:
-                    self._follow(settings, game.id, game.match_id or "", task, mine)
+                runner = self.referee.running_match(game.match_id or "")
+                if task is not None and runner is not None:
+                    self._follow(settings, game.id, runner, task, mine)
                 elif (
                     outcome is not None
                     and outcome.status == "finished"
@@ -195,12 +261,13 @@ class Directors:
                         game.round,
                         game.match_id,
                     )
-                    await repo.game_replays(session, game)
+                    await repo.game_replays(session, game.id)
 
     async def _next_round(
-        self, session: AsyncSession, tournament: Tournament, stored: Sequence[TournamentGame]
+        self, session: AsyncSession, tournament: Tournament, *, stored_games: Sequence[_Game]
     ) -> bool:
         """Store the next round; False when there is none (the tournament is over)."""
+        stored = await repo.games_of(session, tournament) if stored_games else []
         people = await repo.participants(session, tournament)
         entrants = [p for p in people if p.role == "entrant"]
         pool = [p for p in people if p.role == "pool"]
@@ -240,78 +307,107 @@ class Directors:
             )
         return bool(rounds)
 
-    async def _start_game(self, settings: _Settings, game: TournamentGame, mine: set[int]) -> None:
-        match_id = new_match_id()
-        # The game names its match before the match exists: a crash in between leaves a game
-        # whose match is missing, which the next start replays.
-        async with self.database.session() as session:
-            await repo.game_started(session, game.id, match_id)
-            names = await repo.bot_names(session, game.bot_ids)
-        runner = self.referee.start_match(
-            games.get(settings.game),
-            [(b, names[b]) for b in game.bot_ids],
-            settings.time_control,
-            settings.policy,
-            origin="tournament",
-            seats_as_given=True,
-            rated=settings.rated,
-            match_id=match_id,
-        )
-        task = self.referee.match_task(runner.match_id)
-        assert task is not None
-        self._follow(settings, game.id, match_id, task, mine)
+    async def _start_games(
+        self, settings: _Settings, starting: list[_Game], names: dict[int, str], mine: set[int]
+    ) -> None:
+        rules = games.get(settings.game)
+        for game in starting:
+            match_id = new_match_id()
+            # The game names its match before the match exists: the database's single writer
+            # commits this before the match's own row (writes go in the order submitted), so a
+            # crash in between leaves a game whose match is missing, which the next start
+            # replays. Not awaited: the match's start waits for its own row, and so for this.
+            self._submit(
+                settings.tournament_id, repo.game_started, game_id=game.id, match_id=match_id
+            )
+            game.status, game.match_id = "playing", match_id
+            runner = self.referee.start_match(
+                rules,
+                [(b, names[b]) for b in game.bot_ids],
+                settings.time_control,
+                settings.policy,
+                origin="tournament",
+                seats_as_given=True,
+                rated=settings.rated,
+                match_id=match_id,
+            )
+            task = self.referee.match_task(runner.match_id)
+            assert task is not None
+            self._follow(settings, game.id, runner, task, mine)
+
+    def _submit(self, tournament_id: int, write: Any, **kwargs: Any) -> None:
+        """A write through the database's single writer, awaited before the next round."""
+        future = self.database.recorder.submit(write, **kwargs)
+        pending = self._writes.setdefault(tournament_id, set())
+        pending.add(future)
+        future.add_done_callback(pending.discard)
+
+    async def _written(self, tournament_id: int) -> None:
+        """Every write of this tournament's so far is committed."""
+        pending = list(self._writes.get(tournament_id, ()))
+        if pending:
+            await asyncio.gather(*pending)
 
     def _follow(
         self,
         settings: _Settings,
         game_id: int,
-        match_id: str,
+        runner: MatchRunner,
         task: asyncio.Task[None],
         mine: set[int],
     ) -> None:
         mine.add(game_id)
         self._playing[game_id] = asyncio.create_task(
-            self._record(settings, game_id, match_id, task), name=f"tournament-game-{game_id}"
+            self._record(settings, game_id, runner, task), name=f"tournament-game-{game_id}"
         )
 
     async def _record(
-        self, settings: _Settings, game_id: int, match_id: str, task: asyncio.Task[None]
+        self, settings: _Settings, game_id: int, runner: MatchRunner, task: asyncio.Task[None]
     ) -> None:
-        """Wait for the match to end and store how the game went."""
+        """Wait for the match to end and store how the game went (the runner's result is the
+        stored one: the match's task ends once it is written)."""
         try:
             await asyncio.wait([task])
-            async with self.database.session() as session:
-                outcome = (await repo.match_outcomes(session, [match_id])).get(match_id)
-                if (
-                    outcome is None
-                    or outcome.status != "finished"
-                    or outcome.payoffs is None
-                    or outcome.termination is None
-                    or outcome.termination == Termination.aborted
-                ):
-                    if self._closing or self.referee.closing:
-                        return  # resumed at the next start
-                    game = await session.get(TournamentGame, game_id)
-                    if game is not None:
-                        await repo.game_replays(session, game)
-                else:
-                    await repo.game_over(
-                        session,
-                        game_id,
-                        status="finished",
-                        termination=outcome.termination,
-                        payoffs=outcome.payoffs,
-                        at_fault=outcome.at_fault,
-                    )
+            result = runner.result
+            tid = settings.tournament_id
+            if result is None or result.termination == Termination.aborted:
+                if self._closing or self.referee.closing:
+                    return  # resumed (and replayed) at the next start
+                self._submit(tid, repo.game_replays, game_id=game_id)
+                self._set(tid, game_id, "pending", None)
+            else:
+                self._submit(
+                    tid,
+                    repo.game_over,
+                    game_id=game_id,
+                    status="finished",
+                    termination=result.termination.value,
+                    payoffs=result.payoffs,
+                    at_fault=result.at_fault,
+                )
+                # The bots are free now: the director may start their next games while this
+                # is written (a crash before the write: the match's stored result is taken).
+                self._set(tid, game_id, "finished", runner.match_id)
         finally:
             self._playing.pop(game_id, None)
             self.wake(settings.tournament_id)
 
-    async def _no_show(self, game: TournamentGame, absent: list[int]) -> None:
-        async with self.database.session() as session:
-            await repo.game_over(
-                session, game.id, status="no_show", termination="no_show", absent=absent
-            )
+    def _set(self, tournament_id: int, game_id: int, status: str, match_id: str | None) -> None:
+        """The director's view of a game follows what was just stored."""
+        for game in self._views.get(tournament_id, ()):
+            if game.id == game_id:
+                game.status, game.match_id = status, match_id
+
+    async def _no_show(self, tournament_id: int, game: _Game, absent: list[int]) -> None:
+        self._submit(
+            tournament_id,
+            repo.game_over,
+            game_id=game.id,
+            status="no_show",
+            termination="no_show",
+            absent=absent,
+        )
+        game.status = "no_show"
         log.info("tournament game %d: seat(s) %s did not come (no_show)", game.id, absent)
 
 
@@ -340,3 +436,19 @@ class _Settings:
     @classmethod
     def of(cls, tournament: Tournament) -> _Settings:
         return cls(tournament)
+
+
+@dataclass(slots=True)
+class _Game:
+    """A game as its director sees it (a copy of the stored row, kept up to date)."""
+
+    id: int
+    round: int
+    board: int
+    bot_ids: list[int]
+    status: str
+    match_id: str | None
+
+    @classmethod
+    def of(cls, game: TournamentGame) -> _Game:
+        return cls(game.id, game.round, game.board, list(game.bot_ids), game.status, game.match_id)
