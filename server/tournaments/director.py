@@ -18,11 +18,8 @@ finish and count); cancelling also marks the games not started ``cancelled``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,10 +27,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 import games
 from protocol.messages import Policy, Termination, TimeControl
 from server.db.database import Database
-from server.db.models import Tournament, TournamentGame
+from server.db.models import Tournament
 from server.referee import MatchRunner, Referee, new_match_id
 from server.repositories import tournaments as repo
 from server.tournaments import schedule, swiss
+from server.tournaments.board import Board, BoardGame
 from server.tournaments.table import results_of, swiss_entrants
 
 log = logging.getLogger(__name__)
@@ -55,8 +53,8 @@ class Directors:
         self._playing: dict[int, asyncio.Task[None]] = {}
         # tournament id -> its games that have been followed by a task here
         self._games_of: dict[int, set[int]] = {}
-        # tournament id -> its director's view of its games
-        self._views: dict[int, list[_Game]] = {}
+        # tournament id -> its director's board of its games
+        self._boards: dict[int, Board] = {}
         # tournaments whose status changed since their director last read it
         self._steered: set[int] = set()
         # tournament id -> its writes not committed yet
@@ -115,18 +113,19 @@ class Directors:
         waiting_since: dict[int, float] = {}
         try:
             await self._reconcile(tournament_id, mine)
-            # The games, read once and then kept up to date here: this director is the only
-            # one that changes them (the API changes the tournament's status, read each time).
+            # The games, read once and then kept in step here: this director is the only one
+            # that changes them (the API changes the tournament's status: see steer).
             async with self.database.session() as session:
                 tournament = await repo.tournament_by_id(session, tournament_id)
                 settings = _Settings.of(tournament)
                 names = {p.bot_id: p.name for p in await repo.participants(session, tournament)}
                 stored = await repo.games_of(session, tournament)
-            view = self._views[tournament_id] = [_Game.of(g) for g in stored]
+            board = self._boards[tournament_id] = Board(BoardGame.of(g) for g in stored)
             status_due = 0.0
+            everything = True  # look at every pending game (else: those of the bots just freed)
             while True:
                 wake.clear()
-                round_over = all(g.status in repo.DONE for g in view)
+                round_over = board.all_decided()
                 looked_at = time.monotonic()
                 if round_over:
                     # The next round is drawn from the stored results: all of them.
@@ -142,59 +141,56 @@ class Directors:
                 if round_over:
                     async with self.database.session() as session:
                         tournament = await repo.tournament_by_id(session, tournament_id)
-                        if not await self._next_round(session, tournament, stored_games=view):
+                        if not await self._next_round(
+                            session, tournament, any_stored=bool(board.games)
+                        ):
                             await repo.set_status(session, tournament, "finished")
                             log.info("tournament %s finished", tournament.name)
                             return
-                        view[:] = [_Game.of(g) for g in await repo.games_of(session, tournament)]
-                        continue
+                        stored = await repo.games_of(session, tournament)
+                    board = self._boards[tournament_id] = Board(BoardGame.of(g) for g in stored)
+                    everything = True
+                    continue
                 next_deadline = await self._start_what_can(
-                    settings, view, names, mine, waiting_since
+                    settings, board, names, mine, waiting_since, everything
                 )
                 now = time.monotonic()
                 timeout = POLL_S if next_deadline is None else min(POLL_S, next_deadline - now)
-                with contextlib.suppress(TimeoutError):
+                try:
                     await asyncio.wait_for(wake.wait(), timeout=max(0.0, timeout))
+                    everything = False  # a game ended: its bots' games are what changed
+                except TimeoutError:
+                    everything = True  # time passed: a bot may have connected, a wait ended
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("the director of tournament %d failed; it stops", tournament_id)
         finally:
-            self._views.pop(tournament_id, None)
+            self._boards.pop(tournament_id, None)
 
     async def _start_what_can(
         self,
         settings: _Settings,
-        view: list[_Game],
+        board: Board,
         names: dict[int, str],
         mine: set[int],
         waiting_since: dict[int, float],
+        everything: bool,
     ) -> float | None:
-        """Start the pending games whose bots are all connected and free, in schedule order, up
-        to the concurrency; lose by no_show those whose wait is over. The next deadline.
+        """Start the pending games whose bots are all connected and free, up to the
+        concurrency; lose by no_show those whose wait is over. The next no-show deadline.
 
-        A game waits for the games before it only through its bots: a bot plays one game of the
-        tournament at a time, so a later round's game starts as soon as its bots are free (the
-        rounds of a round robin or gauntlet are fixed in advance; a Swiss round is only drawn
-        when the one before it is over)."""
-        playing = [g for g in view if g.status == "playing"]
-        busy = {b for g in playing for b in g.bot_ids}
-        free = settings.concurrency - len(playing)
-        if free <= 0:
-            return None
+        A game waits for the games before it only through its bots: a bot plays one game of
+        the tournament at a time, so a later round's game starts as soon as its bots are free
+        (the rounds of a round robin or gauntlet are fixed in advance; a Swiss round is only
+        drawn when the one before it is over)."""
+        candidates = board.candidates(everything)
+        free = settings.concurrency - board.playing
+        busy = set(board.busy)
         now = time.monotonic()
         next_deadline: float | None = None
-        starting: list[_Game] = []
-        pending = [g for g in view if g.status == "pending"]
-        # The games of the bots with the most games left go first (then the schedule's order):
-        # a bot with many games to go is the tournament's longest path, and leaving it idle is
-        # what would keep the last games waiting while the others are done.
-        left: dict[int, int] = {}
-        for game in pending:
-            for b in game.bot_ids:
-                left[b] = left.get(b, 0) + 1
-        pending.sort(key=lambda g: -sum(left[b] for b in g.bot_ids))
-        for game in pending:
+        starting: list[BoardGame] = []
+        for game in candidates:
             if free <= 0:
                 break
             if busy.intersection(game.bot_ids):
@@ -209,14 +205,12 @@ class Directors:
             since = waiting_since.setdefault(game.id, now)
             deadline = since + settings.no_show_s
             if now >= deadline:
-                await self._no_show(settings.tournament_id, game, absent)
+                self._no_show(settings.tournament_id, board, game, absent)
                 waiting_since.pop(game.id, None)
                 continue
-            # Its bots are kept for it meanwhile: a later game must not take them away.
-            busy.update(game.bot_ids)
             next_deadline = deadline if next_deadline is None else min(next_deadline, deadline)
         if starting and not self.referee.closing:
-            await self._start_games(settings, starting, names, mine)
+            self._start_games(settings, board, starting, names, mine)
         return next_deadline
 
     async def _reconcile(self, tournament_id: int, mine: set[int]) -> None:
@@ -264,10 +258,10 @@ class Directors:
                     await repo.game_replays(session, game.id)
 
     async def _next_round(
-        self, session: AsyncSession, tournament: Tournament, *, stored_games: Sequence[_Game]
+        self, session: AsyncSession, tournament: Tournament, *, any_stored: bool
     ) -> bool:
         """Store the next round; False when there is none (the tournament is over)."""
-        stored = await repo.games_of(session, tournament) if stored_games else []
+        stored = await repo.games_of(session, tournament) if any_stored else []
         people = await repo.participants(session, tournament)
         entrants = [p for p in people if p.role == "entrant"]
         pool = [p for p in people if p.role == "pool"]
@@ -307,20 +301,26 @@ class Directors:
             )
         return bool(rounds)
 
-    async def _start_games(
-        self, settings: _Settings, starting: list[_Game], names: dict[int, str], mine: set[int]
+    def _start_games(
+        self,
+        settings: _Settings,
+        board: Board,
+        starting: list[BoardGame],
+        names: dict[int, str],
+        mine: set[int],
     ) -> None:
         rules = games.get(settings.game)
         for game in starting:
             match_id = new_match_id()
             # The game names its match before the match exists: the database's single writer
-            # commits this before the match's own row (writes go in the order submitted), so a
-            # crash in between leaves a game whose match is missing, which the next start
-            # replays. Not awaited: the match's start waits for its own row, and so for this.
+            # commits this before the match's own row, or with it (writes go in the order
+            # submitted, this one in the same phase as creating a match), so a crash leaves no
+            # match the tournament does not know of. Not awaited: the match's start waits for
+            # its own row, and so for this.
             self._submit(
                 settings.tournament_id, repo.game_started, game_id=game.id, match_id=match_id
             )
-            game.status, game.match_id = "playing", match_id
+            board.started(game, match_id)
             runner = self.referee.start_match(
                 rules,
                 [(b, names[b]) for b in game.bot_ids],
@@ -374,7 +374,7 @@ class Directors:
                 if self._closing or self.referee.closing:
                     return  # resumed (and replayed) at the next start
                 self._submit(tid, repo.game_replays, game_id=game_id)
-                self._set(tid, game_id, "pending", None)
+                self._ended(tid, game_id, "pending")
             else:
                 self._submit(
                     tid,
@@ -387,18 +387,21 @@ class Directors:
                 )
                 # The bots are free now: the director may start their next games while this
                 # is written (a crash before the write: the match's stored result is taken).
-                self._set(tid, game_id, "finished", runner.match_id)
+                self._ended(tid, game_id, "finished")
         finally:
             self._playing.pop(game_id, None)
             self.wake(settings.tournament_id)
 
-    def _set(self, tournament_id: int, game_id: int, status: str, match_id: str | None) -> None:
-        """The director's view of a game follows what was just stored."""
-        for game in self._views.get(tournament_id, ()):
-            if game.id == game_id:
-                game.status, game.match_id = status, match_id
+    def _ended(self, tournament_id: int, game_id: int, status: str) -> None:
+        """The director's board follows what was just submitted for storing."""
+        board = self._boards.get(tournament_id)
+        game = board.get(game_id) if board is not None else None
+        if board is not None and game is not None:
+            board.ended(game, status)
 
-    async def _no_show(self, tournament_id: int, game: _Game, absent: list[int]) -> None:
+    def _no_show(
+        self, tournament_id: int, board: Board, game: BoardGame, absent: list[int]
+    ) -> None:
         self._submit(
             tournament_id,
             repo.game_over,
@@ -407,7 +410,7 @@ class Directors:
             termination="no_show",
             absent=absent,
         )
-        game.status = "no_show"
+        board.decided_without_playing(game, "no_show")
         log.info("tournament game %d: seat(s) %s did not come (no_show)", game.id, absent)
 
 
@@ -436,19 +439,3 @@ class _Settings:
     @classmethod
     def of(cls, tournament: Tournament) -> _Settings:
         return cls(tournament)
-
-
-@dataclass(slots=True)
-class _Game:
-    """A game as its director sees it (a copy of the stored row, kept up to date)."""
-
-    id: int
-    round: int
-    board: int
-    bot_ids: list[int]
-    status: str
-    match_id: str | None
-
-    @classmethod
-    def of(cls, game: TournamentGame) -> _Game:
-        return cls(game.id, game.round, game.board, list(game.bot_ids), game.status, game.match_id)
