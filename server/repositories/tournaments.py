@@ -341,9 +341,34 @@ async def games_started(session: AsyncSession, rows: Sequence[dict[str, Any]]) -
 
 
 async def games_over(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
-    """Many ``game_over`` at once, in order."""
-    for row in rows:
-        await game_over(session, **row)
+    """Many ``game_over`` at once: one executemany (a game's end is written once per game, a
+    thousand times in a 32-bot round robin)."""
+    table = TournamentGame.__table__
+    now = utcnow()
+    await session.execute(
+        update(table)  # type: ignore[arg-type]
+        .where(table.c.id == bindparam("b_game_id"))
+        .values(
+            status=bindparam("b_status"),
+            termination=bindparam("b_termination"),
+            payoffs=bindparam("b_payoffs"),
+            at_fault=bindparam("b_at_fault"),
+            absent=bindparam("b_absent"),
+            finished_at=bindparam("b_finished_at"),
+        ),
+        [
+            {
+                "b_game_id": r["game_id"],
+                "b_status": r["status"],
+                "b_termination": r["termination"],
+                "b_payoffs": list(r["payoffs"]) if r.get("payoffs") is not None else None,
+                "b_at_fault": r.get("at_fault"),
+                "b_absent": list(r["absent"]) if r.get("absent") is not None else None,
+                "b_finished_at": r.get("at") or now,
+            }
+            for r in rows
+        ],
+    )
 
 
 # Through the database's single writer (server/tournaments/director.py): a game's start in the
