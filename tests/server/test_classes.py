@@ -13,29 +13,15 @@ from typing import Any
 
 import httpx
 import pytest
+from _api import error_of as _error
+from _api import get as _get
+from _api import post as _post
 from conftest import LiveServer
 from typer.testing import CliRunner
 
 from protocol.client import BotClient
 from reference_agents.registry import make
 from server.cli import app
-
-
-def _post(srv: LiveServer, path: str, token: str | None = None, **body: Any) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return srv.api("POST", path, json=body or None, headers=headers)
-
-
-def _get(srv: LiveServer, path: str, token: str | None = None) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return srv.api("GET", path, headers=headers)
-
-
-def _error(response: httpx.Response, status: int, code: str) -> str:
-    assert response.status_code == status, response.text
-    error = response.json()["error"]
-    assert error["code"] == code, error
-    return str(error["message"])
 
 
 def _new_class(srv: LiveServer, name: str) -> dict[str, Any]:

@@ -15,28 +15,14 @@ from typing import Any
 
 import httpx
 import pytest
+from _api import error_of as _error
+from _api import get as _get
+from _api import post as _post
 from _waiting import until
 from conftest import LiveServer
 
 from protocol.client import BotClient
 from reference_agents.registry import make
-
-
-def _post(srv: LiveServer, path: str, token: str | None = None, **body: Any) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return srv.api("POST", path, json=body or None, headers=headers)
-
-
-def _get(srv: LiveServer, path: str, token: str | None = None) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return srv.api("GET", path, headers=headers)
-
-
-def _error(response: httpx.Response, status: int, code: str) -> str:
-    assert response.status_code == status, response.text
-    error = response.json()["error"]
-    assert error["code"] == code, error
-    return str(error["message"])
 
 
 def tournament_bot(srv: LiveServer, token: str, spec: str, game: str) -> BotClient:
@@ -60,6 +46,22 @@ async def wait_status(srv: LiveServer, name: str, status: str, timeout: float) -
             await asyncio.sleep(0.1)
 
     return await asyncio.wait_for(poll(), timeout)
+
+
+async def play(
+    srv: LiveServer, name: str, clients: list[BotClient], token: str, timeout: float = 120
+) -> dict[str, Any]:
+    """Connect the bots, start the tournament, and return it once finished (bots stopped)."""
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        await until(lambda: all(c.bot_name for c in clients), 20, "every bot logged in")
+        started = _post(srv, f"/api/tournaments/{name}/start", token)
+        assert started.status_code == 200, started.text
+        return await wait_status(srv, name, "finished", timeout)
+    finally:
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def stored_results(
@@ -136,16 +138,7 @@ async def test_a_swiss_tournament_of_eight_reference_agents_runs_to_the_end(
         tournament_bot(srv, token, spec, "tic_tac_toe")
         for (_, token), spec in zip(bots, SWISS_FIELD, strict=True)
     ]
-    tasks = [asyncio.create_task(c.run()) for c in clients]
-    try:
-        await until(lambda: all(c.bot_name for c in clients), 20, "every bot logged in")
-        started = _post(srv, "/api/tournaments/spring-swiss/start", srv.admin_token)
-        assert started.status_code == 200, started.text
-        doc = await wait_status(srv, "spring-swiss", "finished", 120)
-    finally:
-        for c in clients:
-            c.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    doc = await play(srv, "spring-swiss", clients, srv.admin_token, 120)
 
     names = [name for name, _ in bots]
     assert [r["round"] for r in doc["schedule"]] == [1, 2, 3]
@@ -220,15 +213,7 @@ async def test_a_three_player_round_robin_plays_every_seat_order(live_server: Li
     )
     assert created.status_code == 201, created.text
     clients = [tournament_bot(srv, token, "random", "chinese_checkers") for _, token in bots]
-    tasks = [asyncio.create_task(c.run()) for c in clients]
-    try:
-        await until(lambda: all(c.bot_name for c in clients), 20, "every bot logged in")
-        assert _post(srv, "/api/tournaments/cc-robin/start", srv.admin_token).status_code == 200
-        doc = await wait_status(srv, "cc-robin", "finished", 240)
-    finally:
-        for c in clients:
-            c.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    doc = await play(srv, "cc-robin", clients, srv.admin_token, 240)
     names = [name for name, _ in bots]
     games = [g for r in doc["schedule"] for g in r["games"]]
     # Four triples, each in its six seat orders.
@@ -347,15 +332,7 @@ async def test_a_gauntlet_ranks_its_entrants_against_the_pool(live_server: LiveS
         tournament_bot(srv, token, spec, "tic_tac_toe")
         for (_, token), spec in zip(entrants + pool, specs, strict=True)
     ]
-    tasks = [asyncio.create_task(c.run()) for c in clients]
-    try:
-        await until(lambda: all(c.bot_name for c in clients), 20, "every bot logged in")
-        assert _post(srv, "/api/tournaments/gauntlet-1/start", srv.admin_token).status_code == 200
-        doc = await wait_status(srv, "gauntlet-1", "finished", 120)
-    finally:
-        for c in clients:
-            c.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    doc = await play(srv, "gauntlet-1", clients, srv.admin_token, 120)
     games = [g for r in doc["schedule"] for g in r["games"]]
     assert len(games) == 8  # each entrant meets each pool bot in both seats
     pool_names = {n for n, _ in pool}
@@ -453,15 +430,7 @@ async def test_only_the_admin_and_the_class_instructor_steer_a_class_tournament(
     _error(_get(srv, "/api/tournaments/open-t/grades.csv", instructor), 403, "forbidden")
 
     clients = [tournament_bot(srv, t, "random", "tic_tac_toe") for t in tokens.values()]
-    tasks = [asyncio.create_task(c.run()) for c in clients]
-    try:
-        await until(lambda: all(c.bot_name for c in clients), 20, "the class's bots logged in")
-        assert _post(srv, "/api/tournaments/final-a/start", instructor).status_code == 200
-        doc = await wait_status(srv, "final-a", "finished", 120)
-    finally:
-        for c in clients:
-            c.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    doc = await play(srv, "final-a", clients, instructor, 120)
 
     # Public views name bots, never owners; the grade sheet names owners, for the instructor.
     for path in (
