@@ -183,6 +183,14 @@ ENDPOINTS = [
     ("POST", "/api/bots/{bot}/rotate", "class"),
     ("POST", "/api/bots/{lone}/disable", "admin"),
     ("POST", "/api/bots/{lone}/rotate", "admin"),
+    # {T}: a tournament of class A; {U}: the admin's own, of bots in no class.
+    ("POST", "/api/tournaments", "class"),
+    ("GET", "/api/tournaments/{T}/grades.csv", "class"),
+    ("POST", "/api/tournaments/{T}/start", "class"),
+    ("POST", "/api/tournaments/{T}/pause", "class"),
+    ("POST", "/api/tournaments/{T}/cancel", "class"),
+    ("GET", "/api/tournaments/{U}/grades.csv", "admin"),
+    ("POST", "/api/tournaments/{U}/cancel", "admin"),
 ]
 #: In this order: a principal that changes a token (instructor A rotating its own) comes after
 #: those whose answer does not depend on it.
@@ -206,20 +214,39 @@ def test_authorization_matrix(
         "instructor_a": a["instructor_token"],
         "admin": live_server.admin_token,
     }
-    url = path.format(A=a["name"], bot=student["name"], lone=lone)
+    classmate = _register(live_server, a["join_code"], f"{tag}-bot2").json()
+    other_lone, _ = live_server.create_bot(f"{tag}-lone2")
+    tournaments = {"T": f"{tag}-cup", "U": f"{tag}-open"}
+    for name, players in ((tournaments["T"], [student["name"], classmate["name"]]),
+                          (tournaments["U"], [lone, other_lone])):  # fmt: skip
+        made = _post(live_server, "/api/tournaments", live_server.admin_token, name=name,
+                     game="tic_tac_toe", format="round_robin", bots=players,
+                     **({"class": a["name"]} if name == tournaments["T"] else {}))  # fmt: skip
+        assert made.status_code == 201, made.text
+    url = path.format(A=a["name"], bot=student["name"], lone=lone, **tournaments)
     seen = {}
     for n, who in enumerate(PRINCIPALS):
-        body = {"name": f"{tag}-new{n}"} if url in ("/api/classes", "/api/bots") else None
+        body: dict[str, Any] | None = None
+        if url in ("/api/classes", "/api/bots"):
+            body = {"name": f"{tag}-new{n}"}
+        elif url == "/api/tournaments":
+            body = {"name": f"{tag}-t{n}", "game": "tic_tac_toe", "format": "round_robin",
+                    "class": a["name"]}  # fmt: skip
         headers = {"Authorization": f"Bearer {tokens[who]}"} if tokens[who] else {}
         response = live_server.api(method, url, json=body, headers=headers)
         seen[who] = response.status_code
         if response.status_code >= 400:
             code = response.json()["error"]["code"]
-            assert code == {401: "unauthorized", 403: "forbidden"}[response.status_code], who
+            wanted = {401: "unauthorized", 403: "forbidden", 409: "conflict"}
+            assert code == wanted[response.status_code], who
     may = {"admin"} | ({"instructor_a"} if allowed == "class" else set())
+    # A tournament's steps depend on its state: the second allowed caller may find it already
+    # started, paused or cancelled (409): allowed, not refused.
+    done = (200, 201, 409) if "/api/tournaments/" in url else (200, 201)
     expected = {
-        who: (200, 201) if who in may else (403,) if who.startswith("instructor") else (401,)
+        who: done if who in may else (403,) if who.startswith("instructor") else (401,)
         for who in PRINCIPALS
     }
     for who in PRINCIPALS:
         assert seen[who] in expected[who], (url, who, seen)
+    assert any(seen[who] in (200, 201) for who in may), (url, seen)
