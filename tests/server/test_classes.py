@@ -187,7 +187,6 @@ ENDPOINTS = [
     ("POST", "/api/tournaments", "class"),
     ("GET", "/api/tournaments/{T}/grades.csv", "class"),
     ("POST", "/api/tournaments/{T}/start", "class"),
-    ("POST", "/api/tournaments/{T}/pause", "class"),
     ("POST", "/api/tournaments/{T}/cancel", "class"),
     ("GET", "/api/tournaments/{U}/grades.csv", "admin"),
     ("POST", "/api/tournaments/{U}/cancel", "admin"),
