@@ -9,7 +9,7 @@ import asyncio
 import csv
 import io
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import permutations
 from typing import Any
 
@@ -458,3 +458,25 @@ async def test_only_the_admin_and_the_class_instructor_steer_a_class_tournament(
     assert [t["name"] for t in listed] == ["final-a"]
     page = _get(srv, "/classes/class-a").text
     assert "/tournaments/final-a" in page and "open-t" not in page
+
+
+async def test_a_gauntlet_against_the_house_bots(start_server: Callable[..., LiveServer]) -> None:
+    srv = start_server(house_bots="tic_tac_toe=random,alphabeta:depth=9@0.2", house_workers=1)
+    pool = ["house-random", "house-alphabeta-depth9-0.2"]
+    (student, token) = srv.create_bot("student")
+    created = _post(srv, "/api/tournaments", srv.admin_token, name="vs-house",
+                    game="tic_tac_toe", format="gauntlet", bots=[student], pool=pool)  # fmt: skip
+    assert created.status_code == 201, created.text
+    doc = await play(srv, "vs-house", [tournament_bot(srv, token, "random", "tic_tac_toe")],
+                     srv.admin_token)  # fmt: skip
+    games = [g for r in doc["schedule"] for g in r["games"]]
+    assert len(games) == 4 and all(g["status"] == "finished" for g in games)
+    assert Counter(b for g in games for b in g["bots"] if b != student) == Counter(
+        {name: 2 for name in pool}
+    )
+    # The perfect player never loses to a random one.
+    for g in games:
+        if "house-alphabeta-depth9-0.2" in g["bots"]:
+            seat = g["bots"].index("house-alphabeta-depth9-0.2")
+            assert g["payoffs"][seat] >= 0
+    assert [r["bot"] for r in doc["standings"]] == [student]
