@@ -1,0 +1,63 @@
+"""A live match page open while the server restarts: the match ends aborted, and the page waits
+for the server to answer before it reloads into the replay, instead of landing on the browser's
+own error page (which runs none of the site's script, so it would never come back)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _browser import Browser
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from _server_process import start_server_process
+
+from protocol.client import BotClient
+
+
+def slow(state: Any, legal_moves: list[str], clock: Any) -> str:
+    time.sleep(0.2)  # the match must still be running when the server stops
+    return random.choice(legal_moves)
+
+
+async def test_the_live_page_reloads_into_the_replay_once_the_server_is_back(
+    tmp_path: Path, browser: Browser
+) -> None:
+    db = tmp_path / "arena.db"
+    server = start_server_process(db, house_bots="none")
+    port = server.port
+    tokens = [server.create_bot(name) for name in ("ann", "bob")]
+    clients = [
+        BotClient(server.ws_url, t, slow, game="connect_four", games=1, reconnect=False)
+        for t in tokens
+    ]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        deadline = time.monotonic() + 30
+        while not clients[0].matches:
+            assert time.monotonic() < deadline, "no match started"
+            await asyncio.sleep(0.05)
+        match_id = next(iter(clients[0].matches))
+        page = await browser.page()
+        await page.goto(f"{server.url}/matches/{match_id}")
+        await page.locator("#moves tr").first.wait_for()  # live: a move has arrived
+
+        await asyncio.to_thread(server.stop)  # SIGTERM: the match ends aborted
+        await page.locator("#result", has_text="not answering").wait_for(timeout=20_000)
+        assert page.url.startswith(f"{server.url}/matches/{match_id}")
+
+        server = start_server_process(db, port=port, house_bots="none")
+        await page.locator("#result", has_text="Aborted").wait_for(timeout=30_000)
+        assert page.url.startswith(f"{server.url}/matches/{match_id}")
+        assert await page.locator("#slider").count() == 1  # the replay, with its controls
+        await browser.shot(page, "live-page-after-restart")
+        assert browser.dialogs == []
+    finally:
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        server.stop()
