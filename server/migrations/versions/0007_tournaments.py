@@ -36,7 +36,7 @@ def upgrade() -> None:
         sa.Column("policy", sa.String(length=16), nullable=False),
         sa.Column("concurrency", sa.Integer(), nullable=False),
         sa.Column("rated", sa.Boolean(), nullable=False),
-        sa.Column("no_show_s", sa.Float(), nullable=False),
+        sa.Column("no_show_s", sa.Double(), nullable=False),
         sa.Column("class_id", sa.Integer(), nullable=True),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
