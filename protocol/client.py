@@ -978,7 +978,20 @@ class BotClient:
             view.saw(message.moves)
             return  # a resync after reconnecting: we know this match already
         game = games.get(message.game)
-        view = MatchView(start=message, game=game, agent=self._agent_for(game))
+        try:
+            agent = self._agent_for(game)
+        except ValueError as exc:
+            # A match this bot cannot play (a tournament of another game, say): resign it at
+            # once, rather than let it run out of time move after move.
+            log.error(
+                "match %s is %s, which this bot cannot play (%s): resigning it",
+                message.match_id,
+                message.game,
+                exc,
+            )
+            await self.resign(message.match_id)
+            return
+        view = MatchView(start=message, game=game, agent=agent)
         view.saw(message.moves)
         self.matches[message.match_id] = view
         self.started += 1
@@ -1056,6 +1069,8 @@ class BotClient:
     async def on_match_end(self, message: MatchEnd) -> None:
         view = self.matches.pop(message.match_id, None)
         if view is None:
+            # A match resigned at its start (one the bot cannot play): the resign is answered.
+            self._unanswered.pop(("resign", message.match_id), None)
             return
         view.over = f"the match ended meanwhile ({message.termination.value})"
         if view.thinking is not None and not view.thinking.done():

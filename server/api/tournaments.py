@@ -48,11 +48,14 @@ TRANSITIONS = {
 
 
 async def create_tournament(request: Request) -> JSONResponse:
+    # Who asks first: nobody learns how to make a tournament without a token that may.
+    async with request.app.state.database.session() as session:
+        await admin_or_instructor(request, session)
     body = await read_json_body(request)
     try:
         spec = TournamentRequest.model_validate(body)
     except ValidationError as exc:
-        raise ApiError(400, ErrorCode.invalid_message, _validation_message(exc)) from None
+        raise ApiError(*_validation_error(exc)) from None
     referee = request.app.state.referee
     async with request.app.state.database.session() as session:
         caller = await admin_or_instructor(request, session)
@@ -201,7 +204,13 @@ async def grades(request: Request) -> Response:
         _may_manage(caller, tournament)
         document = await _document(request, session, tournament)
         people = await repo.participants(session, tournament)
-        ratings = await repo.ratings_in(session, tournament.game, [p.bot_id for p in people])
+        # Once the tournament is over, the ratings it ended with (the sheet must not change
+        # with the matches played after it); while it runs, the ratings as they are now.
+        if tournament.status in ("finished", "cancelled"):
+            ratings = await repo.final_ratings(session, tournament)
+        else:
+            live = await repo.ratings_in(session, tournament.game, [p.bot_id for p in people])
+            ratings = {b: (r.mu, r.sigma, r.conservative) for b, r in live.items()}
     class_id = tournament.class_id
     rows = [
         p for p in people if p.role == "entrant" and (class_id is None or p.class_id == class_id)
@@ -283,14 +292,15 @@ async def _entrants(
 ) -> list[Bot]:
     if spec.bots is not None:
         found = await _bots(session, caller, spec.bots, "bots", allow_house=True)
-        if classroom is not None and not caller.admin:
+        if classroom is not None:
+            # "class" with "bots": a tournament of the class among these of its bots.
             outside = [b.name for b in found if b.class_id != classroom.id and not b.house]
             if outside:
                 raise ApiError(
-                    403,
-                    ErrorCode.forbidden,
-                    f"bot {outside[0]!r} is not in your class: a class's tournament takes its "
-                    "bots (and house bots) only",
+                    403 if not caller.admin else 400,
+                    ErrorCode.forbidden if not caller.admin else ErrorCode.bad_request,
+                    f"bot {outside[0]!r} is not in class {classroom.name!r}: a class's "
+                    "tournament takes its bots (and house bots) only",
                 )
         return found
     if classroom is None:
@@ -364,13 +374,29 @@ def _check_shape(
             )
         return
     if n < players:
-        refuse(f"a round robin of {game.name} needs at least {players} entrants; it has {n}")
+        listed = (
+            ' ("bots" lists every entrant: with "class" too, the class\'s other bots are not added)'
+            if spec.bots is not None
+            else ""
+        )
+        refuse(
+            f"a round robin of {game.name} needs at least {players} entrants; it has {n}{listed}"
+        )
 
 
-def _validation_message(exc: ValidationError) -> str:
+def _validation_error(exc: ValidationError) -> tuple[int, ErrorCode, str]:
+    """400 and what is wrong: ``bad_time_control`` for the time control, else
+    ``invalid_message``."""
     error = exc.errors()[0]
     where = ".".join(str(p) for p in error["loc"]) or "body"
+    code = (
+        ErrorCode.bad_time_control
+        if where.startswith("time_control")
+        else ErrorCode.invalid_message
+    )
     return (
+        400,
+        code,
         f"{where}: {error['msg']} (the body is a JSON object: name, game, format "
-        "(round_robin|swiss|gauntlet), and class or bots; see docs/server.md)"
+        "(round_robin|swiss|gauntlet), and class or bots; see docs/server.md)",
     )

@@ -97,6 +97,13 @@ def register(app: typer.Typer) -> None:
             body["pool"] = _names(pool)
         if move_ms is not None:
             body["time_control"] = {"move_ms": move_ms, "bank_ms": bank_ms}
+        elif bank_ms:
+            typer.echo(
+                "error: --bank-ms goes with --move-ms (without them the game's default time "
+                "control is used; see `arena games`)",
+                err=True,
+            )
+            raise typer.Exit(2)
         doc = _call("POST", url, "/api/tournaments", token, body, expect=201)
         typer.echo(
             f"Created tournament {doc['name']!r}: {doc['format']} of {doc['game']}, "

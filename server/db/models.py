@@ -295,6 +295,11 @@ class TournamentEntrant(Base):
     role: Mapped[str] = mapped_column(String(8), default="entrant")
     #: Seeding order (1 first): rating at creation, then name.
     seed: Mapped[int]
+    #: The bot's rating in the tournament's game when the tournament finished (the grade
+    #: sheet's, which must not change with later matches); null before.
+    final_mu: Mapped[float | None]
+    final_sigma: Mapped[float | None]
+    final_conservative: Mapped[float | None]
 
 
 class TournamentGame(Base):

@@ -76,6 +76,7 @@ def render(
 _env.globals.update(static_url=static_url, game_title=words.game_title)
 _env.filters.update(
     game_title=words.game_title,
+    points=words.points,
     think_time=words.think_time,
     json_island=json_island,
     # Control characters a bot sent (NUL, ESC, ...) shown as escapes, not written raw.

@@ -154,3 +154,13 @@ def fraction(p: float) -> str:
     if abs(float(simple) - p) < 1e-9:
         return f"{simple.numerator}/{simple.denominator}"
     return f"{p:.4g}"
+
+
+def points(x: float) -> str:
+    """A score as a crosstable writes it: 1, ½, 2½, 0.75, -1."""
+    if x == int(x):
+        return str(int(x))
+    if (2 * x) == int(2 * x):
+        whole = int(abs(x))
+        return ("-" if x < 0 else "") + (str(whole) if whole else "") + "½"
+    return f"{x:g}"

@@ -217,6 +217,7 @@ async def set_status(session: AsyncSession, tournament: Tournament, status: str)
         tournament.started_at = now
     if status in ("finished", "cancelled"):
         tournament.finished_at = now
+        await _keep_final_ratings(session, tournament)
     if status == "cancelled":
         await session.execute(
             update(TournamentGame)
@@ -376,3 +377,42 @@ async def games_over(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> N
 # after its match's result (phase 2).
 register_bulk(game_started, games_started, phase=0)
 register_bulk(game_over, games_over, phase=2)
+
+
+async def _keep_final_ratings(session: AsyncSession, tournament: Tournament) -> None:
+    """Each entrant's rating in the game as the tournament ends: the grade sheet's, which must
+    not move with the matches played after it."""
+    entrants = (
+        await session.scalars(
+            select(TournamentEntrant).where(TournamentEntrant.tournament_id == tournament.id)
+        )
+    ).all()
+    ratings = await ratings_in(session, tournament.game, [e.bot_id for e in entrants])
+    for entrant in entrants:
+        rating = ratings.get(entrant.bot_id)
+        if rating is not None:
+            entrant.final_mu = rating.mu
+            entrant.final_sigma = rating.sigma
+            entrant.final_conservative = rating.conservative
+
+
+async def final_ratings(
+    session: AsyncSession, tournament: Tournament
+) -> dict[int, tuple[float, float, float]]:
+    """bot id -> (mu, sigma, conservative) kept when the tournament ended."""
+    rows = await session.execute(
+        select(
+            TournamentEntrant.bot_id,
+            TournamentEntrant.final_mu,
+            TournamentEntrant.final_sigma,
+            TournamentEntrant.final_conservative,
+        ).where(
+            TournamentEntrant.tournament_id == tournament.id,
+            TournamentEntrant.final_mu.is_not(None),
+        )
+    )
+    return {
+        b: (float(mu), float(sigma), float(cons or 0.0))
+        for b, mu, sigma, cons in rows
+        if mu is not None and sigma is not None
+    }

@@ -55,6 +55,9 @@ class Directors:
         self._games_of: dict[int, set[int]] = {}
         # tournament id -> its director's board of its games
         self._boards: dict[int, Board] = {}
+        # tournament id -> name, bot id -> name (for the log)
+        self._names: dict[int, str] = {}
+        self._bot_names: dict[int, str] = {}
         # tournaments whose status changed since their director last read it
         self._steered: set[int] = set()
         # tournament id -> its writes not committed yet
@@ -62,11 +65,17 @@ class Directors:
         self._closing = False
 
     async def start(self) -> None:
-        """Resume every tournament a restart left running."""
+        """Resume every tournament a restart left running; settle the games a restart cut off
+        in a paused one (so that it shows what it will replay)."""
         async with self.database.session() as session:
-            running = [t.id for t in await repo.list_tournaments(session, status="running")]
-        for tournament_id in running:
-            log.info("resuming tournament %d", tournament_id)
+            running = await repo.list_tournaments(session, status="running")
+            paused = await repo.list_tournaments(session, status="paused")
+            running_ids = [(t.id, t.name) for t in running]
+            paused_ids = [t.id for t in paused]
+        for tournament_id in paused_ids:
+            await self._reconcile(tournament_id, self._games_of.setdefault(tournament_id, set()))
+        for tournament_id, name in running_ids:
+            log.info("resuming tournament %s", name)
             self.run(tournament_id)
 
     async def stop(self) -> None:
@@ -119,6 +128,8 @@ class Directors:
                 tournament = await repo.tournament_by_id(session, tournament_id)
                 settings = _Settings.of(tournament)
                 names = {p.bot_id: p.name for p in await repo.participants(session, tournament)}
+                self._names[tournament_id] = tournament.name
+                self._bot_names.update(names)
                 stored = await repo.games_of(session, tournament)
             board = self._boards[tournament_id] = Board(BoardGame.of(g) for g in stored)
             status_due = 0.0
@@ -274,7 +285,10 @@ class Directors:
                 return False
             names = {p.bot_id: p.name for p in people}
             try:
-                pairs, bye = swiss.pair_round(swiss_entrants(entrants, results_of(stored, names)))
+                absent = {p.name for p in entrants if not self.referee.is_connected(p.bot_id)}
+                pairs, bye = swiss.pair_round(
+                    swiss_entrants(entrants, results_of(stored, names)), absent
+                )
             except swiss.SwissError as exc:
                 log.warning("tournament %s ends after round %d: %s", tournament.name, played, exc)
                 return False
@@ -411,7 +425,12 @@ class Directors:
             absent=absent,
         )
         board.decided_without_playing(game, "no_show")
-        log.info("tournament game %d: seat(s) %s did not come (no_show)", game.id, absent)
+        log.info(
+            "tournament %s, round %d: %s did not come (no_show)",
+            self._names.get(tournament_id, tournament_id),
+            game.round,
+            ", ".join(self._bot_names.get(game.bot_ids[s], str(game.bot_ids[s])) for s in absent),
+        )
 
 
 class _Settings:

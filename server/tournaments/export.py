@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from server.db.models import Rating
 from server.repositories.tournaments import Participant
 
 STANDINGS_COLUMNS = [
@@ -56,6 +55,7 @@ GRADE_COLUMNS = [
     "rating",
     "rating_mu",
     "rating_sigma",
+    "games",
     "matches",
     "wins",
     "draws",
@@ -108,15 +108,24 @@ def matches_csv(document: dict[str, Any]) -> str:
     return _csv(MATCH_COLUMNS, lines)
 
 
+#: A rating: (mu, sigma, conservative = mu - 3 sigma).
+RatingTriple = tuple[float, float, float]
+
+
 def grade_rows(
-    document: dict[str, Any], people: Sequence[Participant], ratings: dict[int, Rating]
+    document: dict[str, Any], people: Sequence[Participant], ratings: dict[int, RatingTriple]
 ) -> list[dict[str, Any]]:
     """One row per bot in ``people``: its tournament rank and score, its rating in the game,
-    and its tournament record with the faults that cost it games."""
+    and its tournament record with the faults that cost it games. ``games`` counts every game
+    decided (no-shows and byes too), ``matches`` those played."""
     standing = {row["bot"]: row for row in document["standings"]}
     faults: dict[str, Counter[str]] = {p.name: Counter() for p in people}
     for row in match_rows(document):
         bots = row["bots"]
+        if row["status"] == "finished":
+            for bot in bots:
+                if bot in faults:
+                    faults[bot]["matches"] += 1
         if row["status"] == "no_show":
             for seat in row["absent"] or []:
                 if bots[seat] in faults:
@@ -129,16 +138,18 @@ def grade_rows(
     for p in people:
         s = standing.get(p.name, {})
         rating = ratings.get(p.bot_id)
+        mu, sigma, conservative = rating if rating is not None else ("", "", "")
         rows.append(
             {
                 "bot": p.name,
                 "owner": p.owner or "",
                 "rank": s.get("rank", ""),
                 "points": s.get("points", 0.0),
-                "rating": round(rating.conservative, 2) if rating else "",
-                "rating_mu": round(rating.mu, 2) if rating else "",
-                "rating_sigma": round(rating.sigma, 2) if rating else "",
-                "matches": s.get("games", 0),
+                "rating": _round(conservative),
+                "rating_mu": _round(mu),
+                "rating_sigma": _round(sigma),
+                "games": s.get("games", 0) + s.get("byes", 0),
+                "matches": faults[p.name]["matches"],
                 "wins": s.get("wins", 0),
                 "draws": s.get("draws", 0),
                 "losses": s.get("losses", 0),
@@ -150,8 +161,12 @@ def grade_rows(
     return rows
 
 
+def _round(value: float | str) -> float | str:
+    return round(value, 2) if isinstance(value, float) else value
+
+
 def grades_csv(
-    document: dict[str, Any], people: Sequence[Participant], ratings: dict[int, Rating]
+    document: dict[str, Any], people: Sequence[Participant], ratings: dict[int, RatingTriple]
 ) -> str:
     return _csv(
         GRADE_COLUMNS,

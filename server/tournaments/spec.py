@@ -43,7 +43,9 @@ class TournamentRequest(BaseModel):
 
     name: StrictStr = Field(min_length=1, max_length=64, description="unique, as bot names")
     game: StrictStr = Field(description="a game of GET /api/games")
-    format: Format = Field(description="round_robin, swiss or gauntlet")
+    format: Format = Field(
+        default=Format.round_robin, description="round_robin (the default), swiss or gauntlet"
+    )
     rounds: StrictInt = Field(
         default=1,
         ge=1,

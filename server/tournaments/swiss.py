@@ -8,13 +8,14 @@ edge weighing more the closer the two scores are (the sum of the squared gaps is
 possible); among pairings as good on scores, those that give more players the seat they are
 owed weigh more. With an odd number of entrants, the lowest-placed
 entrant that has not had a bye yet (and whose bye leaves the others pairable) sits out and
-scores a win. When no pairing without a rematch exists, SwissError says so: a Swiss
+scores a win; an entrant that is not connected when the round is drawn takes it only if
+nobody connected can. When no pairing without a rematch exists, SwissError says so: a Swiss
 tournament has fewer rounds than entrants.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import rustworkx as rx
@@ -46,13 +47,19 @@ _BASE = 1_000_000
 _GAP = 1_000
 
 
-def pair_round(entrants: Sequence[SwissEntrant]) -> tuple[list[tuple[str, str]], str | None]:
-    """The next round: (pairings in seat order, the entrant with a bye or None)."""
+def pair_round(
+    entrants: Sequence[SwissEntrant], absent: Collection[str] = ()
+) -> tuple[list[tuple[str, str]], str | None]:
+    """The next round: (pairings in seat order, the entrant with a bye or None). ``absent``:
+    entrants not connected now, who take the bye (a free point) only if nobody present can."""
     ordered = sorted(entrants, key=lambda e: (-e.points, e.seed, e.name))
     if len(ordered) % 2 == 0:
         return _pair(ordered), None
-    # The bye: the lowest-placed entrant without one whose absence leaves a pairing.
-    for candidate in reversed(ordered):
+    # The bye: the lowest-placed entrant without one whose absence leaves a pairing; someone
+    # present before anyone absent.
+    candidates = [e for e in reversed(ordered) if e.name not in absent]
+    candidates += [e for e in reversed(ordered) if e.name in absent]
+    for candidate in candidates:
         if candidate.had_bye:
             continue
         rest = [e for e in ordered if e is not candidate]

@@ -79,7 +79,7 @@ async def test_the_tournament_page_shows_the_exported_standings(
     shown = []
     for row in rows:
         cells = [c.strip() for c in await row.locator("td").all_text_contents()]
-        shown.append((int(cells[0]), cells[1], float(cells[2])))
+        shown.append((int(cells[0]), cells[1], float(cells[2].replace("½", ".5"))))
     exported = list(
         csv.DictReader(
             io.StringIO(

@@ -81,3 +81,10 @@ def test_a_chinese_checkers_game_at_its_cap_says_so() -> None:
         payoffs=[1.0, 0.0, -1.0], moves=1000,
     )  # fmt: skip
     assert said.startswith("a (Red) won after 1000 moves (the game's 1000-ply limit")
+
+
+def test_points_read_as_a_crosstable_writes_them() -> None:
+    from server.pages.words import points
+
+    assert [points(x) for x in (1.0, 0.5, 2.5, 0.75, -1.0, -0.5, 0.0)] == [
+        "1", "½", "2½", "0.75", "-1", "-½", "0"]  # fmt: skip

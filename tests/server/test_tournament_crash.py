@@ -151,3 +151,51 @@ def _games(db: Path) -> list[tuple[int, str | None, str, str | None]]:
             " LEFT JOIN matches m ON m.id = g.match_id ORDER BY g.id"
         ).fetchall()
     return [(int(a), b, str(c), d) for a, b, c, d in rows]
+
+
+def slower_random(state: Any, legal_moves: list[str], clock: Any) -> str:
+    # A game of about three seconds: the restart surely cuts the one under way.
+    time.sleep(0.3)
+    return random.choice(legal_moves)
+
+
+async def test_a_paused_tournament_shows_what_a_restart_cut_off(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    server = start_server_process(db)
+    port = server.port
+    tokens = [server.create_bot(name) for name in ENTRANTS[:3]]
+    created = _api(server.url, "POST", "/api/tournaments", json={
+        "name": "crashproof", "game": "tic_tac_toe", "format": "round_robin",
+        "bots": ENTRANTS[:3], "concurrency": 1})  # fmt: skip
+    assert created.status_code == 201, created.text
+    clients = [
+        BotClient(server.ws_url, t, slower_random, game="tic_tac_toe", lobby=False, games=0,
+                  max_backoff_s=0.5)
+        for t in tokens
+    ]  # fmt: skip
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        await _until(lambda: asyncio.sleep(0, all(c.bot_name for c in clients)), 30, "logins")
+        assert _api(server.url, "POST", "/api/tournaments/crashproof/start").status_code == 200
+
+        async def one_playing() -> bool:
+            games = [g for r in (await _doc(server.url))["schedule"] for g in r["games"]]
+            return any(g["status"] == "playing" for g in games)
+
+        await _until(one_playing, 30, "a game under way")
+        assert _api(server.url, "POST", "/api/tournaments/crashproof/pause").status_code == 200
+        await asyncio.to_thread(server.stop)  # SIGTERM: the match under way ends aborted
+        server = start_server_process(db, port=port)
+        doc = await _doc(server.url)
+    finally:
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        server.stop()
+    games = [g for r in doc["schedule"] for g in r["games"]]
+    assert doc["status"] == "paused"
+    assert not any(g["status"] == "playing" for g in games), games
+    # The game cut off is to be played again when the tournament resumes.
+    assert sum(g["replays"] for g in games) == 1
+    cut = next(g for g in games if g["replays"])
+    assert cut["status"] == "pending" and cut["match_id"] is None

@@ -197,3 +197,16 @@ def test_the_nearest_candidates_pair_as_well_as_everyone() -> None:
             if bye is not None:
                 by[bye].points += 1.0
                 by[bye].had_bye = True
+
+
+def test_an_absent_entrant_takes_the_bye_only_if_nobody_present_can() -> None:
+    field = [SwissEntrant(n, points=p, seed=i) for i, (n, p) in enumerate(
+        [("a", 1.0), ("b", 1.0), ("c", 0.0), ("d", 0.0), ("gone", 0.0)])]  # fmt: skip
+    _, bye = pair_round(field)
+    assert bye == "gone"  # the lowest placed
+    _, bye = pair_round(field, absent={"gone"})
+    assert bye == "d"  # the lowest placed of those present
+    for e in field:
+        e.had_bye = e.name != "gone"
+    _, bye = pair_round(field, absent={"gone"})
+    assert bye == "gone"  # nobody present can take it any more

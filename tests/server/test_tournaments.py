@@ -362,7 +362,7 @@ async def test_refusals_say_what_to_fix(live_server: LiveServer) -> None:
     _error(create(bots=names, format="knockout"), 400, "invalid_message")
     _error(create(bots=[*names, "ghost"]), 400, "unknown_bot")
     _error(create(bots=[names[0], names[0].upper()]), 400, "invalid_message")
-    _error(create(bots=names, time_control={"move_ms": 1}), 400, "invalid_message")
+    _error(create(bots=names, time_control={"move_ms": 1}), 400, "bad_time_control")
     assert "at most 2 rounds" in _error(create(bots=names, format="swiss", rounds=3), 400,
                                         "bad_request")  # fmt: skip
     assert "two-player" in _error(
@@ -373,6 +373,12 @@ async def test_refusals_say_what_to_fix(live_server: LiveServer) -> None:
     assert "class" in _error(create(), 400, "invalid_message")
     _error(create(token=None, bots=names), 401, "unauthorized")
     _error(create(token="not-a-token", bots=names), 401, "unauthorized")
+    # The token first: a caller without one learns nothing about the body.
+    _error(create(token=None, colour="red"), 401, "unauthorized")
+    # "class" with "bots": those bots, all of the class.
+    _post(srv, "/api/classes", srv.admin_token, name="rf-class")
+    assert "not in class" in _error(create(bots=names, **{"class": "rf-class"}), 400,
+                                     "bad_request")  # fmt: skip
     _error(create(bots=names, name="bad name!"), 400, "bad_request")
     assert create(bots=names).status_code == 201
     _error(create(bots=names, name="T1"), 409, "conflict")
@@ -454,6 +460,17 @@ async def test_only_the_admin_and_the_class_instructor_steer_a_class_tournament(
         assert int(r["wins"]) + int(r["draws"]) + int(r["losses"]) == 4
         assert r["rating"] != ""  # rated: the tournament moved the ratings
     assert _get(srv, "/api/tournaments/final-a/grades.csv", srv.admin_token).status_code == 200
+    # Matches played after the tournament move the ratings, not the finished grade sheet.
+    before = _get(srv, "/api/leaderboard/tic_tac_toe").json()["ranking"]
+    after_cup = [
+        BotClient(srv.ws_url, tokens[name], agent=lambda g: make("random", g),
+                  game="tic_tac_toe", games=1)
+        for name in ("a0", "a1")
+    ]  # fmt: skip
+    await asyncio.wait_for(asyncio.gather(*(c.run() for c in after_cup)), 60)
+    assert _get(srv, "/api/leaderboard/tic_tac_toe").json()["ranking"] != before
+    again = _get(srv, "/api/tournaments/final-a/grades.csv", instructor)
+    assert again.text == sheet.text
     listed = _get(srv, "/api/tournaments?class=class-a").json()["tournaments"]
     assert [t["name"] for t in listed] == ["final-a"]
     page = _get(srv, "/classes/class-a").text
@@ -480,3 +497,22 @@ async def test_a_gauntlet_against_the_house_bots(start_server: Callable[..., Liv
             seat = g["bots"].index("house-alphabeta-depth9-0.2")
             assert g["payoffs"][seat] >= 0
     assert [r["bot"] for r in doc["standings"]] == [student]
+
+
+async def test_a_bot_given_a_game_it_cannot_play_resigns_it_at_once(
+    live_server: LiveServer,
+) -> None:
+    srv = live_server
+    bots = [srv.create_bot(f"wrong{i}") for i in range(3)]
+    created = _post(srv, "/api/tournaments", srv.admin_token, name="wrong-game",
+                    game="chinese_checkers", format="round_robin",
+                    bots=[n for n, _ in bots])  # fmt: skip
+    assert created.status_code == 201, created.text
+    # The third bot runs alpha-beta, which does not play Chinese checkers (three players).
+    clients = [tournament_bot(srv, t, "random", "chinese_checkers") for _, t in bots[:2]]
+    clients.append(tournament_bot(srv, bots[2][1], "alphabeta", "connect_four"))
+    doc = await play(srv, "wrong-game", clients, srv.admin_token, 120)
+    games = [g for r in doc["schedule"] for g in r["games"]]
+    assert len(games) == 6
+    for g in games:
+        assert (g["termination"], g["bots"][g["at_fault"]]) == ("resign", "wrong2"), g

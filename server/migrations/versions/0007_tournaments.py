@@ -56,6 +56,9 @@ def upgrade() -> None:
         sa.Column("bot_id", sa.Integer(), nullable=False),
         sa.Column("role", sa.String(length=8), nullable=False),
         sa.Column("seed", sa.Integer(), nullable=False),
+        sa.Column("final_mu", sa.Double(), nullable=True),
+        sa.Column("final_sigma", sa.Double(), nullable=True),
+        sa.Column("final_conservative", sa.Double(), nullable=True),
         sa.ForeignKeyConstraint(
             ["bot_id"], ["bots.id"], name=op.f("fk_tournament_entrants_bot_id_bots")
         ),
