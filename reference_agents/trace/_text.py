@@ -15,9 +15,13 @@ def leaf(node: TraceNode) -> str | None:
         if e is None:
             return f"eval(n) = {fmt(node.value)}"
         name = e["formula"].split(" = ")[0]
-        return f"eval {name} = {e['text']}" + (
+        line = f"eval {name} = {e['text']}" + (
             f" for {e['for']}" if e["text"].split(" = ")[-1] != fmt(node.value) else ""
         )
+        if isinstance(node.value, (list, tuple)):
+            # max^n: the vector the evaluation gives, one value per seat.
+            line += f" → {fmt(node.value)}"
+        return line
     return None
 
 

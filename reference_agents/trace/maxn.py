@@ -57,6 +57,16 @@ class MaxNRecorder(Recorder):
             return f"MAX's ({me}, to move at the root); {others} minimise it as one coalition"
         return "every player's utility, a vector in seat order (" + ", ".join(self.players) + ")"
 
+    def units(self) -> str:
+        base = super().units()
+        if self.form is None or self.game.num_players != 2:
+            return base
+        # The notes write E(n) for MAX against MIN; a vector gives each seat its own view.
+        return (
+            f"{base}; in the vector each seat's entry is E(n) from its own side (its open lines "
+            "minus the other's), the leaf's line shows the side to move"
+        )
+
     def root_value(self, root: TraceNode) -> float | None:
         value = root.value
         if isinstance(value, tuple):
