@@ -134,7 +134,8 @@
     if (kind === "min") { return el("polygon", { points: "0,15 15,-11 -15,-11", class: "shape" }, g); }
     if (kind === "chance") { return el("circle", { r: R, class: "shape" }, g); }
     if (kind === "choice" || kind === "decision") { return el("rect", { x: -R, y: -R, width: 2 * R, height: 2 * R, rx: 7, class: "shape" }, g); }
-    return el("rect", { x: -11, y: -11, width: 22, height: 22, class: "shape" }, g);  // terminal, eval
+    if (kind === "eval") { return el("polygon", { points: "0,-13 13,0 0,13 -13,0", class: "shape" }, g); }
+    return el("rect", { x: -11, y: -11, width: 22, height: 22, class: "shape" }, g);  // terminal
   }
   function valueText(node) {
     if (algorithm === "mcts") {
