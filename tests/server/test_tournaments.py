@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from itertools import permutations
@@ -516,3 +517,56 @@ async def test_a_bot_given_a_game_it_cannot_play_resigns_it_at_once(
     assert len(games) == 6
     for g in games:
         assert (g["termination"], g["bots"][g["at_fault"]]) == ("resign", "wrong2"), g
+
+
+async def test_the_command_line_runs_a_tournament(live_server: LiveServer, tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from server.cli import app
+
+    srv = live_server
+    bots = [srv.create_bot(f"cli{i}") for i in range(3)]
+    common = ["--url", srv.url, "--token", srv.admin_token]
+
+    def arena(*args: str) -> str:
+        done = CliRunner().invoke(app, list(args))
+        assert done.exit_code == 0, done.output
+        return str(done.output)
+
+    names = ",".join(n for n, _ in bots)
+    said = arena("tournament", "create", "cli-cup", "--game", "tic_tac_toe", "--bot", names,
+                 "--move-ms", "500", "--bank-ms", "2000", *common)  # fmt: skip
+    assert "Created tournament 'cli-cup': round_robin of tic_tac_toe, 3 entrant(s)" in said
+    refused = CliRunner().invoke(app, ["tournament", "create", "x", "--game", "tic_tac_toe",
+                                       "--bank-ms", "5", *common])  # fmt: skip
+    assert refused.exit_code == 2 and "--bank-ms goes with --move-ms" in refused.output
+    nobody = CliRunner().invoke(app, ["tournament", "start", "cli-cup", "--url", srv.url,
+                                      "--token", "wrong"])  # fmt: skip
+    assert nobody.exit_code == 1 and "error (unauthorized)" in nobody.output
+    clients = [tournament_bot(srv, t, "random", "tic_tac_toe") for _, t in bots]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        await until(lambda: all(c.bot_name for c in clients), 20, "every bot logged in")
+        assert "is running" in await asyncio.to_thread(
+            arena, "tournament", "start", "cli-cup", *common
+        )
+        await wait_status(srv, "cli-cup", "finished", 120)
+    finally:
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    shown = await asyncio.to_thread(arena, "tournament", "show", "cli-cup", "--crosstable",
+                                    "--rounds", "--url", srv.url)  # fmt: skip
+    assert "cli-cup" in shown and "6 of 6 game(s)" in shown and "round 6" in shown
+    as_json = json.loads(await asyncio.to_thread(arena, "tournament", "show", "cli-cup", "--json",
+                                                 "--url", srv.url))  # fmt: skip
+    assert as_json["status"] == "finished" and len(as_json["standings"]) == 3
+    out = tmp_path / "grades.csv"
+    await asyncio.to_thread(arena, "tournament", "grades", "cli-cup", "-o", str(out), *common)
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert [r["bot"] for r in rows] == [r["bot"] for r in as_json["standings"]]
+    exported = await asyncio.to_thread(arena, "tournament", "export", "cli-cup", "--what",
+                                       "matches", "--url", srv.url)  # fmt: skip
+    assert len(list(csv.DictReader(io.StringIO(exported)))) == 6
+    listed = await asyncio.to_thread(arena, "tournament", "list", "--url", srv.url)
+    assert "cli-cup" in listed
