@@ -230,7 +230,16 @@ _BOUNDS: tuple[tuple[str, float, bool, str], ...] = (
 _warned: set[str] = set()
 
 #: ARENA_* variables that are not server settings but are read by other commands.
-_NOT_SETTINGS = frozenset({"ARENA_BOT_TOKEN", "ARENA_CHECKER_TOKEN"})
+_NOT_SETTINGS = frozenset(
+    {
+        "ARENA_BOT_TOKEN",
+        "ARENA_CHECKER_TOKEN",
+        # A running server's address and an admin's or instructor's token, for the commands
+        # that ask a server over REST (arena tournament, arena leaderboard --url).
+        "ARENA_URL",
+        "ARENA_TOKEN",
+    }
+)
 
 
 def _warn_unknown(env: Any) -> None:

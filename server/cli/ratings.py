@@ -21,8 +21,9 @@ def register(app: typer.Typer) -> None:
         url: str | None = typer.Option(
             None,
             "--url",
-            help="A running server (http://HOST:PORT, or its bots' ws://HOST:PORT/ws); "
-            "default: the local database.",
+            envvar="ARENA_URL",
+            help="A running server (http://HOST:PORT, or its bots' ws://HOST:PORT/ws; or "
+            "ARENA_URL); default: the local database (--db).",
         ),
         db: str | None = typer.Option(None, "--db", help=_DB_HELP),
         limit: int = typer.Option(20, "--limit", min=1, max=200, help="Rows to show."),
@@ -40,9 +41,10 @@ def register(app: typer.Typer) -> None:
         if game not in games.names():
             typer.echo(f"error: unknown game {game!r}: known games are {', '.join(games.names())}")
             raise typer.Exit(2)
+        # --db names a local database: it wins over an ARENA_URL left in the environment.
         data = (
             _from_server(url, game, limit, offset, class_name)
-            if url
+            if url and not db
             else _local(db, game, limit, offset, class_name)
         )
         if as_json:

@@ -100,6 +100,11 @@ class Board:
         if self._freed is not None:
             self._freed.update(game.bot_ids)
 
+    def freed_elsewhere(self, bot_ids: Iterable[int]) -> None:
+        """These bots ended a game of another tournament: their games here may start now."""
+        if self._freed is not None:
+            self._freed.update(bot_ids)
+
     def decided_without_playing(self, game: BoardGame, status: str) -> None:
         """A pending game decided without a match (``no_show``)."""
         self._remove_pending(game)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -55,6 +56,9 @@ class Directors:
         self._games_of: dict[int, set[int]] = {}
         # tournament id -> its director's board of its games
         self._boards: dict[int, Board] = {}
+        # bot id -> tournament games it is playing now, in any tournament: a bot plays one
+        # tournament game at a time, whichever tournaments it is in
+        self._in_play: Counter[int] = Counter()
         # tournament id -> name, bot id -> name (for the log)
         self._names: dict[int, str] = {}
         self._bot_names: dict[int, str] = {}
@@ -197,7 +201,7 @@ class Directors:
         drawn when the one before it is over)."""
         candidates = board.candidates(everything)
         free = settings.concurrency - board.playing
-        busy = set(board.busy)
+        busy = set(board.busy) | {b for b, n in self._in_play.items() if n > 0}
         now = time.monotonic()
         next_deadline: float | None = None
         starting: list[BoardGame] = []
@@ -371,6 +375,7 @@ class Directors:
         mine: set[int],
     ) -> None:
         mine.add(game_id)
+        self._in_play.update(s.bot_id for s in runner.seats)
         self._playing[game_id] = asyncio.create_task(
             self._record(settings, game_id, runner, task), name=f"tournament-game-{game_id}"
         )
@@ -404,6 +409,14 @@ class Directors:
                 self._ended(tid, game_id, "finished")
         finally:
             self._playing.pop(game_id, None)
+            self._in_play.subtract(s.bot_id for s in runner.seats)
+            self._in_play += Counter()  # drop the bots at zero
+            # Its bots may be due in other tournaments too.
+            bots = [s.bot_id for s in runner.seats]
+            for tournament_id, board in list(self._boards.items()):
+                if tournament_id != settings.tournament_id:
+                    board.freed_elsewhere(bots)
+                    self.wake(tournament_id)
             self.wake(settings.tournament_id)
 
     def _ended(self, tournament_id: int, game_id: int, status: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import itertools
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -570,3 +571,34 @@ async def test_the_command_line_runs_a_tournament(live_server: LiveServer, tmp_p
     assert len(list(csv.DictReader(io.StringIO(exported)))) == 6
     listed = await asyncio.to_thread(arena, "tournament", "list", "--url", srv.url)
     assert "cli-cup" in listed
+
+
+async def test_a_bot_in_two_tournaments_plays_one_game_at_a_time(live_server: LiveServer) -> None:
+    srv = live_server
+    bots = [srv.create_bot(f"two{i}") for i in range(3)]
+    for name in ("first-of-two", "second-of-two"):
+        made = _post(srv, "/api/tournaments", srv.admin_token, name=name, game="tic_tac_toe",
+                     bots=[n for n, _ in bots], concurrency=8)  # fmt: skip
+        assert made.status_code == 201, made.text
+    clients = [tournament_bot(srv, t, "random", "tic_tac_toe") for _, t in bots]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        await until(lambda: all(c.bot_name for c in clients), 20, "every bot logged in")
+        for name in ("first-of-two", "second-of-two"):
+            assert _post(srv, f"/api/tournaments/{name}/start", srv.admin_token).status_code == 200
+        for name in ("first-of-two", "second-of-two"):
+            await wait_status(srv, name, "finished", 120)
+    finally:
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    matches = _get(srv, "/api/matches?limit=50").json()["matches"]
+    assert len(matches) == 12
+    for name, _ in bots:
+        spans = sorted(
+            (m["created_at"], m["finished_at"])
+            for m in matches
+            if name in [s["bot"] for s in m["seats"]]
+        )
+        for (_, end), (start, _) in itertools.pairwise(spans):
+            assert end <= start, (name, spans)  # never two of its games at once
