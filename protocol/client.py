@@ -555,7 +555,9 @@ class BotClient:
         game: join the lobby of this game (omit to only answer challenges).
         lobby: False: never join the lobby; play the matches the server starts for the bot
             (a tournament's: they arrive as ``match_start`` without a request) and the
-            challenges it accepts. ``games`` still counts them (0: play until stopped).
+            challenges it accepts. ``games`` still counts them (0: play until stopped). With a
+            ``game`` too, a match of another game is resigned at once (the bot was written for
+            its game); without one, matches of every game are played.
         games: how many matches to play before returning (0: play forever). A match ``aborted``
             by the server (a restart) does not count: another is played in its place (the
             aborted one is still in the results).
@@ -584,6 +586,8 @@ class BotClient:
             its answer has not come within this time (a rate-limited server drops messages).
         executor: where ``choose`` runs (default: a new daemon thread per call, see
             :class:`DaemonThreads`).
+        on_match_end: called with each ``match_end`` as it comes (``run()`` returns them all
+            at the end, which with ``games=0`` is never).
     """
 
     def __init__(
@@ -611,6 +615,7 @@ class BotClient:
         first_connect_retries: int = 0,
         request_timeout_s: float = 5.0,
         executor: Executor | None = None,
+        on_match_end: Callable[[MatchEnd], None] | None = None,
     ) -> None:
         if (choose is None) == (agent is None):
             raise ValueError("pass exactly one of choose= or agent=")
@@ -647,6 +652,7 @@ class BotClient:
         self.first_connect_retries = first_connect_retries
         self.request_timeout_s = request_timeout_s
         self.executor: Executor = executor if executor is not None else DaemonThreads()
+        self._match_end_hook = on_match_end
 
         self.bot_name: str | None = None
         self.heartbeat_ms = 15_000
@@ -977,6 +983,19 @@ class BotClient:
         if view is not None:
             view.saw(message.moves)
             return  # a resync after reconnecting: we know this match already
+        if not self.lobby and self.game_name is not None and message.game != self.game_name:
+            # A bot started for one game, handed a match of another (a tournament of another
+            # game): it was written for its own, so resign at once rather than crash or time out.
+            log.error(
+                "match %s is %s, but this bot plays %s (game=%r): resigning it; pass game=None "
+                "to play the matches of every game",
+                message.match_id,
+                message.game,
+                self.game_name,
+                self.game_name,
+            )
+            await self.resign(message.match_id)
+            return
         game = games.get(message.game)
         try:
             agent = self._agent_for(game)
@@ -1087,6 +1106,11 @@ class BotClient:
         self._unanswered.pop(("resign", message.match_id), None)
         view.dice_verified = check_dice(view, message)
         self.results.append(message)
+        if self._match_end_hook is not None:
+            try:
+                self._match_end_hook(message)
+            except Exception:
+                log.exception("on_match_end failed")
         self.fallbacks[message.match_id] = view.fallbacks
         seat = view.start.your_seat
         payoff = message.payoffs[seat] if seat < len(message.payoffs) else "?"

@@ -148,11 +148,14 @@ def register(app: typer.Typer) -> None:
                 policy=chosen_policy,
                 client_name=f"arena-agent/{name}",
                 max_retries=max_retries,
+                # One line per match as it ends (with --games 0 the run never returns).
+                on_match_end=lambda end: typer.echo(
+                    f"{end.match_id} {end.termination.value} payoffs={end.payoffs}"
+                ),
             )
         except (BotError, ConnectionError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
-        for end in results:
-            typer.echo(f"{end.match_id} {end.termination.value} payoffs={end.payoffs}")
+        del results  # each was printed as it ended

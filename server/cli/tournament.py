@@ -155,7 +155,9 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Argument(..., metavar="NAME", help="The tournament."),
         what: str = typer.Option("standings", "--what", help="standings or matches."),
         fmt: str = typer.Option("csv", "--format", help="csv or json."),
-        output: Path = typer.Option(None, "--output", "-o", help="Write here (default: stdout)."),  # noqa: B008
+        output: Path = typer.Option(  # noqa: B008
+            None, "--output", "-o", help="Write here (default, or -: stdout)."
+        ),
         url: str = _url_option(),
     ) -> None:
         """Standings or every match, as CSV or JSON."""
@@ -167,7 +169,9 @@ def register(app: typer.Typer) -> None:
     @tournament_app.command("grades")
     def grades(
         name: str = typer.Argument(..., metavar="NAME", help="The tournament."),
-        output: Path = typer.Option(None, "--output", "-o", help="Write here (default: stdout)."),  # noqa: B008
+        output: Path = typer.Option(  # noqa: B008
+            None, "--output", "-o", help="Write here (default, or -: stdout)."
+        ),
         url: str = _url_option(),
         token: str = _token_option(),
     ) -> None:
@@ -193,7 +197,7 @@ def _names(values: list[str]) -> list[str]:
 
 
 def _write(text: str, output: Path | None) -> None:
-    if output is None:
+    if output is None or str(output) == "-":
         typer.echo(text, nl=False)
     else:
         output.write_text(text, encoding="utf-8")
@@ -247,13 +251,13 @@ def print_tournament(doc: dict[str, Any], *, crosstable: bool, rounds: bool) -> 
     )
     swiss = doc["format"] == "swiss"
     columns = ["#", "bot", "points", "games", "W", "D", "L"]
-    columns += ["Buchholz", "SB", "H2H"] if swiss else ["SB", "H2H"]
+    columns += ["byes", "Buchholz", "SB", "H2H"] if swiss else ["SB", "H2H"]
     table = Table(*columns)
     for row in doc["standings"]:
         cells = [str(row["rank"]), row["bot"], f"{row['points']:g}", str(row["games"])]
         cells += [str(row["wins"]), str(row["draws"]), str(row["losses"])]
         if swiss:
-            cells.append(f"{row['buchholz']:g}")
+            cells += [str(row["byes"]), f"{row['buchholz']:g}"]
         cells += [f"{row['sonneborn_berger']:g}", f"{row['head_to_head']:g}"]
         table.add_row(*cells)
     console.print(table)

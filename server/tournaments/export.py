@@ -60,6 +60,7 @@ GRADE_COLUMNS = [
     "wins",
     "draws",
     "losses",
+    "byes",
     "timeouts",
     "illegal_moves",
     "disconnects",
@@ -79,9 +80,21 @@ def match_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def standings_csv(document: dict[str, Any]) -> str:
-    return _csv(
-        STANDINGS_COLUMNS, ([row[c] for c in STANDINGS_COLUMNS] for row in document["standings"])
-    )
+    """The standings; numbers written alike (``1``, ``0.5``); Buchholz only for a Swiss
+    tournament, the one format it breaks ties in (blank otherwise)."""
+    swiss = document["format"] == "swiss"
+    rows = []
+    for row in document["standings"]:
+        line = []
+        for column in STANDINGS_COLUMNS:
+            value = row[column]
+            if column == "buchholz" and not swiss:
+                value = ""
+            elif isinstance(value, float):
+                value = f"{value:g}"
+            line.append(value)
+        rows.append(line)
+    return _csv(STANDINGS_COLUMNS, rows)
 
 
 def matches_csv(document: dict[str, Any]) -> str:
@@ -144,7 +157,7 @@ def grade_rows(
                 "bot": p.name,
                 "owner": p.owner or "",
                 "rank": s.get("rank", ""),
-                "points": s.get("points", 0.0),
+                "points": _number(s.get("points", 0.0)),
                 "rating": _round(conservative),
                 "rating_mu": _round(mu),
                 "rating_sigma": _round(sigma),
@@ -153,12 +166,17 @@ def grade_rows(
                 "wins": s.get("wins", 0),
                 "draws": s.get("draws", 0),
                 "losses": s.get("losses", 0),
+                "byes": s.get("byes", 0),
                 **{k: faults[p.name][k] for k in ("timeouts", "illegal_moves", "disconnects")},
                 "no_shows": faults[p.name]["no_shows"],
             }
         )
     rows.sort(key=lambda r: (r["rank"] == "", r["rank"] if r["rank"] != "" else 0, r["bot"]))
     return rows
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
 
 
 def _round(value: float | str) -> float | str:

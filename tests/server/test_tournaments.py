@@ -196,6 +196,8 @@ async def test_a_swiss_tournament_of_eight_reference_agents_runs_to_the_end(
     }  # fmt: skip
     as_json = _get(srv, "/api/tournaments/spring-swiss/export?what=matches&format=json").json()
     assert len(as_json["matches"]) == 12
+    page = _get(srv, "/tournaments/spring-swiss")
+    assert page.status_code == 200 and ">Byes</th>" in page.text and ">Buchholz</th>" in page.text
 
 
 async def test_a_three_player_round_robin_plays_every_seat_order(live_server: LiveServer) -> None:
