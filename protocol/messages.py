@@ -266,6 +266,13 @@ class MatchStart(_Message):
             "provably fair dice)"
         ),
     )
+    origin: Literal["lobby", "challenge", "tournament"] | None = Field(
+        default=None,
+        description=(
+            "how the match came about: a lobby pairing, an accepted challenge, or a tournament "
+            "(which starts its matches without any request from the bot)"
+        ),
+    )
 
 
 class Turn(_Message):

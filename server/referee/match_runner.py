@@ -637,6 +637,7 @@ class MatchRunner:
             ply=len(self.events),
             moves=self.events,
             dice_commitment=self.dice_commitment,
+            origin=self.origin,  # type: ignore[arg-type]
         )
 
     def _turn_message(self, seat: int, *, fresh: bool = False) -> str:

@@ -604,3 +604,23 @@ async def test_a_bot_in_two_tournaments_plays_one_game_at_a_time(live_server: Li
         )
         for (_, end), (start, _) in itertools.pairwise(spans):
             assert end <= start, (name, spans)  # never two of its games at once
+
+
+async def test_match_start_says_where_the_match_came_from(live_server: LiveServer) -> None:
+    from _ws_client import WsBot, start_pair
+
+    srv = live_server
+    (a, token_a), (b, token_b) = srv.create_bot("origin-a"), srv.create_bot("origin-b")
+    bot_a, bot_b, start_a, start_b = await start_pair(srv.ws_url, token_a, token_b)
+    assert start_a["origin"] == start_b["origin"] == "lobby"
+    await asyncio.gather(bot_a.play(start_a["match_id"]), bot_b.play(start_b["match_id"]))
+    made = _post(srv, "/api/tournaments", srv.admin_token, name="origins", game="tic_tac_toe",
+                 bots=[a, b])  # fmt: skip
+    assert made.status_code == 201, made.text
+    assert _post(srv, "/api/tournaments/origins/start", srv.admin_token).status_code == 200
+    # No join, no challenge: the tournament's match comes, and says so.
+    first_a = await bot_a.expect("match_start", timeout=10)
+    first_b = await bot_b.expect("match_start", timeout=10)
+    assert first_a["origin"] == first_b["origin"] == "tournament"
+    await asyncio.gather(bot_a.play(first_a["match_id"]), bot_b.play(first_b["match_id"]))
+    await WsBot.close_all()
