@@ -978,37 +978,27 @@ class BotClient:
                 DeclineChallenge(challenge_id=message.challenge_id, reason=why_not[:200]),
             )
 
+    async def _refuse(self, message: MatchStart, why: str) -> None:
+        log.error("match %s is %s, %s: resigning it", message.match_id, message.game, why)
+        await self.resign(message.match_id)
+
     async def on_match_start(self, message: MatchStart) -> None:
         view = self.matches.get(message.match_id)
         if view is not None:
             view.saw(message.moves)
             return  # a resync after reconnecting: we know this match already
+        # A match this bot cannot play (a tournament of another game, say) is resigned at
+        # once, rather than crash the bot or run out of time move after move.
         if not self.lobby and self.game_name is not None and message.game != self.game_name:
-            # A bot started for one game, handed a match of another (a tournament of another
-            # game): it was written for its own, so resign at once rather than crash or time out.
-            log.error(
-                "match %s is %s, but this bot plays %s (game=%r): resigning it; pass game=None "
-                "to play the matches of every game",
-                message.match_id,
-                message.game,
-                self.game_name,
-                self.game_name,
-            )
-            await self.resign(message.match_id)
+            # Started for one game, the bot was written for it: pass game=None to play all.
+            why = f"this bot plays {self.game_name} (game=None plays every game)"
+            await self._refuse(message, why)
             return
         game = games.get(message.game)
         try:
             agent = self._agent_for(game)
         except ValueError as exc:
-            # A match this bot cannot play (a tournament of another game, say): resign it at
-            # once, rather than let it run out of time move after move.
-            log.error(
-                "match %s is %s, which this bot cannot play (%s): resigning it",
-                message.match_id,
-                message.game,
-                exc,
-            )
-            await self.resign(message.match_id)
+            await self._refuse(message, f"this bot cannot play it: {exc}")
             return
         view = MatchView(start=message, game=game, agent=agent)
         view.saw(message.moves)

@@ -36,7 +36,7 @@ from server.repositories import tournaments as repo
 from server.repositories.matches import iso
 from server.tournaments import export
 from server.tournaments.spec import Format, TournamentRequest
-from server.tournaments.table import tournament_document
+from server.tournaments.table import read_document
 
 #: Which state each action may start from, and where it leads.
 TRANSITIONS = {
@@ -230,14 +230,8 @@ async def grades(request: Request) -> Response:
 async def _document(
     request: Request, session: AsyncSession, tournament: Tournament
 ) -> dict[str, Any]:
-    people = await repo.participants(session, tournament)
-    stored = await repo.games_of(session, tournament)
-    class_name = None
-    if tournament.class_id is not None:
-        classroom = await session.get(Classroom, tournament.class_id)
-        class_name = classroom.name if classroom is not None else None
     live = {m.match_id for m in request.app.state.referee.live_matches()}
-    return tournament_document(tournament, people, stored, class_name=class_name, playing_now=live)
+    return await read_document(session, tournament, live)
 
 
 async def _tournament(request: Request, session: AsyncSession) -> Tournament:

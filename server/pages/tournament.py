@@ -16,7 +16,7 @@ from server.pages.errors import not_found
 from server.pages.templating import render
 from server.repositories import classes as class_repo
 from server.repositories import tournaments as repo
-from server.tournaments.table import tournament_document
+from server.tournaments.table import read_document
 
 #: Seconds between reloads of a running tournament's page.
 REFRESH_S = 5
@@ -33,18 +33,12 @@ async def tournaments_page(request: Request) -> Response:
 
 async def tournament_page(request: Request) -> Response:
     name = request.path_params["name"]
+    live = {m.match_id for m in request.app.state.referee.live_matches()}
     async with request.app.state.database.session() as session:
         tournament = await repo.tournament_by_name(session, name)
         if tournament is None:
             raise not_found(f"tournament {name[:64]!r}")
-        people = await repo.participants(session, tournament)
-        stored = await repo.games_of(session, tournament)
-        class_name = None
-        if tournament.class_id is not None:
-            names = {c.id: c.name for c in await class_repo.list_classes(session)}
-            class_name = names.get(tournament.class_id)
-    live = {m.match_id for m in request.app.state.referee.live_matches()}
-    doc = tournament_document(tournament, people, stored, class_name=class_name, playing_now=live)
+        doc = await read_document(session, tournament, live)
     return render(
         request,
         "tournament.html",

@@ -16,7 +16,6 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from protocol.wire import clip
 from server.db.models import (
     Bot,
     Classroom,
@@ -42,10 +41,6 @@ class TournamentNameError(ValueError):
 
 class TournamentExistsError(ValueError):
     """A tournament of that name exists."""
-
-
-class UnknownTournamentError(LookupError):
-    """No tournament has that name."""
 
 
 @dataclass(frozen=True)
@@ -123,13 +118,6 @@ async def create_tournament(
 async def tournament_by_name(session: AsyncSession, name: str) -> Tournament | None:
     found = await session.scalars(select(Tournament).where(Tournament.name_key == name.lower()))
     return found.first()
-
-
-async def require_tournament(session: AsyncSession, name: str) -> Tournament:
-    tournament = await tournament_by_name(session, name)
-    if tournament is None:
-        raise UnknownTournamentError(f"no tournament named {clip(repr(name), 80)}")
-    return tournament
 
 
 async def tournament_by_id(session: AsyncSession, tournament_id: int) -> Tournament:
@@ -230,11 +218,7 @@ async def set_status(session: AsyncSession, tournament: Tournament, status: str)
 
 
 async def game_started(session: AsyncSession, game_id: int, match_id: str) -> None:
-    await session.execute(
-        update(TournamentGame)
-        .where(TournamentGame.id == game_id)
-        .values(status="playing", match_id=match_id)
-    )
+    await games_started(session, [{"game_id": game_id, "match_id": match_id}])
 
 
 async def game_over(
@@ -248,17 +232,19 @@ async def game_over(
     absent: Sequence[int] | None = None,
     at: datetime | None = None,
 ) -> None:
-    await session.execute(
-        update(TournamentGame)
-        .where(TournamentGame.id == game_id)
-        .values(
-            status=status,
-            termination=termination,
-            payoffs=list(payoffs) if payoffs is not None else None,
-            at_fault=at_fault,
-            absent=list(absent) if absent is not None else None,
-            finished_at=at or utcnow(),
-        )
+    await games_over(
+        session,
+        [
+            {
+                "game_id": game_id,
+                "status": status,
+                "termination": termination,
+                "payoffs": payoffs,
+                "at_fault": at_fault,
+                "absent": absent,
+                "at": at,
+            }
+        ],
     )
 
 
@@ -301,20 +287,6 @@ async def match_outcomes(
             [float(v) for v in values if v is not None] if complete else None,
         )
     return found
-
-
-async def tournament_match_ids(session: AsyncSession, tournament: Tournament) -> set[str]:
-    rows = await session.scalars(
-        select(TournamentGame.match_id).where(
-            TournamentGame.tournament_id == tournament.id, TournamentGame.match_id.is_not(None)
-        )
-    )
-    return {m for m in rows.all() if m is not None}
-
-
-async def bot_names(session: AsyncSession, bot_ids: Sequence[int]) -> dict[int, str]:
-    rows = await session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(list(bot_ids))))
-    return {bot_id: name for bot_id, name in rows}
 
 
 async def ratings_in(session: AsyncSession, game: str, bot_ids: Sequence[int]) -> dict[int, Rating]:

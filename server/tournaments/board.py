@@ -1,6 +1,7 @@
-"""A director's picture of its tournament's games: which are pending, which are playing, which
-bots are busy, and which games could start now. Pure bookkeeping, no I/O: the director
-(server/tournaments/director.py) stores every change and keeps this in step.
+"""A director's picture of its tournament's games: which are pending, how many are playing, and
+which to consider starting now (which bots are busy, in this tournament or another, the
+director knows). Pure bookkeeping, no I/O: the director (server/tournaments/director.py) stores
+every change and keeps this in step.
 
 Looking for games to start after one ends costs only that game's bots' pending games (indexed
 by bot), not the whole schedule: with 32 bots a round robin has 992 games, and the director
@@ -45,8 +46,6 @@ class Board:
         self._pending_of: dict[int, list[BoardGame]] = {}
         #: bot -> how many pending games it has
         self.left: Counter[int] = Counter()
-        #: bots in a game being played
-        self.busy: set[int] = set()
         self.playing = 0
         # Bots freed since the last look (None: look at every pending game).
         self._freed: set[int] | None = None
@@ -54,7 +53,6 @@ class Board:
             if game.status == "pending":
                 self._add_pending(game)
             elif game.status == "playing":
-                self.busy.update(game.bot_ids)
                 self.playing += 1
 
     def get(self, game_id: int) -> BoardGame | None:
@@ -84,14 +82,12 @@ class Board:
     def started(self, game: BoardGame, match_id: str) -> None:
         self._remove_pending(game)
         game.status, game.match_id = "playing", match_id
-        self.busy.update(game.bot_ids)
         self.playing += 1
 
     def ended(self, game: BoardGame, status: str) -> None:
         """A game being played is over (``finished``), or to be played again (``pending``)."""
         if game.status != "playing":
             return
-        self.busy.difference_update(game.bot_ids)
         self.playing -= 1
         game.status = status
         if status == "pending":

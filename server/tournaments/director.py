@@ -1,18 +1,19 @@
 """The tournament director: one task per running tournament, starting its games as their bots
-are connected and recording how each ended.
+are connected and free, and recording how each ended.
 
-Rounds are played in order: a round's games start (at most ``concurrency`` at once) when every
-bot of the game is connected; a game whose bots are not all connected within ``no_show_s`` of
-the moment it could have started is lost by the absent ones (termination ``no_show``, no match
-is played). When a round is over, a Swiss tournament pairs the next from the standings; a round
-robin's or gauntlet's rounds were all stored when it started. After the last round the
+A bot plays one tournament game at a time (whichever tournaments it is in); a game starts, at
+most ``concurrency`` at once, as soon as its bots are free and connected, so a round robin's or
+gauntlet's later rounds (stored when it starts) may be under way before an earlier one is over,
+while a Swiss round is only drawn, from the standings, when the one before it is over. A game
+whose bots are not all connected within ``no_show_s`` of the moment it could have started is
+lost by the absent ones (termination ``no_show``, no match is played). After the last round the
 tournament is ``finished``.
 
-Every decision is read back from the database (the games and their status), so a restart, or a
-kill -9, resumes where the stored state says: a game whose match has a stored result takes it,
-a game whose match was aborted or never stored is played again (``replays`` counts those), and
-no finished game is played twice. Pausing stops new games from starting (those under way
-finish and count); cancelling also marks the games not started ``cancelled``.
+What has been decided is stored (server/repositories/tournaments.py), so a restart, or a kill
+-9, resumes where the database says: a game whose match has a stored result takes it, a game
+whose match was aborted or never stored is played again (``replays`` counts those), and no
+finished game is played twice. Pausing stops new games from starting (those under way finish
+and count); cancelling also marks the games not started ``cancelled``.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ class Directors:
             # that changes them (the API changes the tournament's status: see steer).
             async with self.database.session() as session:
                 tournament = await repo.tournament_by_id(session, tournament_id)
-                settings = _Settings.of(tournament)
+                settings = _Settings(tournament)
                 names = {p.bot_id: p.name for p in await repo.participants(session, tournament)}
                 self._names[tournament_id] = tournament.name
                 self._bot_names.update(names)
@@ -156,9 +157,7 @@ class Directors:
                 if round_over:
                     async with self.database.session() as session:
                         tournament = await repo.tournament_by_id(session, tournament_id)
-                        if not await self._next_round(
-                            session, tournament, any_stored=bool(board.games)
-                        ):
+                        if not await self._next_round(session, tournament):
                             await repo.set_status(session, tournament, "finished")
                             log.info("tournament %s finished", tournament.name)
                             return
@@ -201,7 +200,8 @@ class Directors:
         drawn when the one before it is over)."""
         candidates = board.candidates(everything)
         free = settings.concurrency - board.playing
-        busy = set(board.busy) | {b for b, n in self._in_play.items() if n > 0}
+        # In a game of this tournament or of another (the counter keeps positive counts only).
+        busy = set(self._in_play)
         now = time.monotonic()
         next_deadline: float | None = None
         starting: list[BoardGame] = []
@@ -233,7 +233,7 @@ class Directors:
         running, or play the game again."""
         async with self.database.session() as session:
             tournament = await repo.tournament_by_id(session, tournament_id)
-            settings = _Settings.of(tournament)
+            settings = _Settings(tournament)
             left = [
                 g
                 for g in await repo.games_of(session, tournament)
@@ -272,11 +272,9 @@ class Directors:
                     )
                     await repo.game_replays(session, game.id)
 
-    async def _next_round(
-        self, session: AsyncSession, tournament: Tournament, *, any_stored: bool
-    ) -> bool:
+    async def _next_round(self, session: AsyncSession, tournament: Tournament) -> bool:
         """Store the next round; False when there is none (the tournament is over)."""
-        stored = await repo.games_of(session, tournament) if any_stored else []
+        stored = await repo.games_of(session, tournament)
         people = await repo.participants(session, tournament)
         entrants = [p for p in people if p.role == "entrant"]
         pool = [p for p in people if p.role == "pool"]
@@ -467,7 +465,3 @@ class _Settings:
         self.rated = tournament.rated
         self.policy = Policy(tournament.policy)
         self.time_control = TimeControl(move_ms=tournament.move_ms, bank_ms=tournament.bank_ms)
-
-    @classmethod
-    def of(cls, tournament: Tournament) -> _Settings:
-        return cls(tournament)

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from server.db.models import Tournament, TournamentGame
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.db.models import Classroom, Tournament, TournamentGame
+from server.repositories import tournaments as repo
 from server.repositories.matches import iso
 from server.repositories.tournaments import DONE, Participant
 from server.tournaments.standings import GameResult, Standing, crosstable, standings
@@ -53,6 +56,23 @@ def swiss_entrants(
         found[first].last_seat = 0
         found[second].last_seat = 1
     return list(found.values())
+
+
+async def read_document(
+    session: AsyncSession, tournament: Tournament, playing_now: set[str]
+) -> dict[str, Any]:
+    """``tournament_document`` of a stored tournament; ``playing_now``: the ids of the matches
+    being played (``Referee.live_matches``), which its games link to as live."""
+    people = await repo.participants(session, tournament)
+    stored = await repo.games_of(session, tournament)
+    classroom = await session.get(Classroom, tournament.class_id) if tournament.class_id else None
+    return tournament_document(
+        tournament,
+        people,
+        stored,
+        class_name=classroom.name if classroom is not None else None,
+        playing_now=playing_now,
+    )
 
 
 def tournament_document(
