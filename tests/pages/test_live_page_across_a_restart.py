@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from _server_process import start_server_process
 
 from protocol.client import BotClient
+from protocol.messages import TimeControl
+
+#: Set when the test is over: until then each bot plays its first move and then thinks, so that
+#: the match is surely still running when the server stops, however slow the machine is.
+RELEASE = threading.Event()
+_moves: dict[int, int] = {}
 
 
-def slow(state: Any, legal_moves: list[str], clock: Any) -> str:
-    time.sleep(0.2)  # the match must still be running when the server stops
+def first_move_then_think(state: Any, legal_moves: list[str], clock: Any) -> str:
+    seat = state.player
+    _moves[seat] = _moves.get(seat, 0) + 1
+    if _moves[seat] > 1:
+        RELEASE.wait(60)
     return random.choice(legal_moves)
 
 
@@ -31,10 +41,13 @@ async def test_the_live_page_reloads_into_the_replay_once_the_server_is_back(
     server = start_server_process(db, house_bots="none")
     port = server.port
     tokens = [server.create_bot(name) for name in ("ann", "bob")]
+    # 30 s a move: the thinking bot never runs out of time during the test.
+    long_moves = TimeControl(move_ms=30_000, bank_ms=0)
     clients = [
-        BotClient(server.ws_url, t, slow, game="connect_four", games=1, reconnect=False)
+        BotClient(server.ws_url, t, first_move_then_think, game="connect_four", games=1,
+                  reconnect=False, time_control=long_moves)
         for t in tokens
-    ]
+    ]  # fmt: skip
     tasks = [asyncio.create_task(c.run()) for c in clients]
     try:
         deadline = time.monotonic() + 30
@@ -57,6 +70,7 @@ async def test_the_live_page_reloads_into_the_replay_once_the_server_is_back(
         await browser.shot(page, "live-page-after-restart")
         assert browser.dialogs == []
     finally:
+        RELEASE.set()
         for c in clients:
             c.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
