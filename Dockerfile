@@ -13,6 +13,7 @@ COPY games ./games
 COPY protocol ./protocol
 COPY reference_agents ./reference_agents
 COPY server ./server
+COPY ply_arena_top ./ply_arena_top
 RUN pip install . && rm -rf /src
 
 # Run unprivileged; the database lives on the /data volume.

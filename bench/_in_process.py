@@ -10,8 +10,8 @@ from pathlib import Path
 
 import uvicorn
 
-from server.app import create_app, make_server
-from server.settings import Settings
+from ply_arena.server.app import create_app, make_server
+from ply_arena.server.settings import Settings
 
 
 def serve(db_path: Path) -> tuple[str, uvicorn.Server, threading.Thread]:

@@ -26,8 +26,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from server.ratings import RatingBook, RatingModel
-from server.referee.pairing import Group, HouseSeat, Params, Player, Waiter, first_come, pair
+from ply_arena.server.ratings import RatingBook, RatingModel
+from ply_arena.server.referee.pairing import (
+    Group,
+    HouseSeat,
+    Params,
+    Player,
+    Waiter,
+    first_come,
+    pair,
+)
 
 GAME = "connect_four"
 

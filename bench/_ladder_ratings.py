@@ -10,8 +10,9 @@ Three measurements, each against a peer measured in the same run:
    ratings, history and rating order in one transaction) against the same write on unrated
    matches (the result alone). The difference per match is what rating adds to the recorder.
 2. **Rebuild.** ``--rated-matches`` rated results between ``--bots`` bots in one game, written
-   straight into a fresh SQLite file, then ``server.ratings.rebuild.rebuild`` (what ``arena ratings
-   rebuild`` runs), against reading the same rated results (its database part alone).
+   straight into a fresh SQLite file, then ``ply_arena.server.ratings.rebuild.rebuild`` (what
+   ``arena ratings rebuild`` runs), against reading the same rated results (its database part
+   alone).
 3. **Leaderboard.** A real server (uvicorn, as ``arena serve``) on that database answers
    ``GET /api/leaderboard/tic_tac_toe`` 500 times at various pages; p50 and p99, against
    ``GET /api/health`` on the same server in the same run.
@@ -34,13 +35,13 @@ import httpx
 from sqlalchemy import insert
 
 from bench._in_process import serve
-from server.db.database import Database
-from server.db.models import Base, Bot, Match, Result, Seat
-from server.ratings import RatingBook, RatingModel
-from server.ratings.rebuild import rebuild
-from server.ratings.service import store_result
-from server.repositories import matches as match_repo
-from server.repositories import ratings as rating_repo
+from ply_arena.server.db.database import Database
+from ply_arena.server.db.models import Base, Bot, Match, Result, Seat
+from ply_arena.server.ratings import RatingBook, RatingModel
+from ply_arena.server.ratings.rebuild import rebuild
+from ply_arena.server.ratings.service import store_result
+from ply_arena.server.repositories import matches as match_repo
+from ply_arena.server.repositories import ratings as rating_repo
 
 GAME = "tic_tac_toe"
 

@@ -38,14 +38,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ply_arena import games
+from ply_arena.reference_agents.alphabeta import AlphaBetaAgent
+from ply_arena.reference_agents.mcts import MCTSAgent
+from ply_arena.server.cli.play import elo_difference
+
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
-sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
-
-import games  # noqa: E402
-from reference_agents.alphabeta import AlphaBetaAgent  # noqa: E402
-from reference_agents.mcts import MCTSAgent  # noqa: E402
-from server.cli.play import elo_difference  # noqa: E402
 
 Row = dict[str, Any]
 

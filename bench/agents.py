@@ -15,7 +15,7 @@ Sections:
   return the exact depth-D minimax value, which the bench checks is the same. Nodes: ours counts
   every state visited; OpenSpiel's are counted in a second run with a counting wrapper around
   its recursive ``_alpha_beta`` (the timed run is unwrapped).
-- ``solve``: Connect Four solving (``reference_agents.connect_four_solver``, driven by the
+- ``solve``: Connect Four solving (``ply_arena.reference_agents.connect_four_solver``, driven by the
   ``alphabeta`` agent): mean time and nodes per position over Pons' Test_L3_R1 and Test_L2_R1,
   checking every exact score.
 - ``mcts``: filled in by ``bench/_mcts_bench.py`` when present (see ``mcts_section``).
@@ -35,16 +35,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ply_arena import games
+from ply_arena.reference_agents.alphabeta import AlphaBetaAgent
+from ply_arena.reference_agents.connect_four_solver import Solver, play_moves
+from ply_arena.reference_agents.evaluation import evaluator_for
+
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
-# `python bench/agents.py` puts bench/ first on the path, where bench/games.py would shadow the
-# games package: the project root goes first instead.
-sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
-
-import games  # noqa: E402
-from reference_agents.alphabeta import AlphaBetaAgent  # noqa: E402
-from reference_agents.connect_four_solver import Solver, play_moves  # noqa: E402
-from reference_agents.evaluation import evaluator_for  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "connect_four"
 Row = dict[str, Any]
@@ -109,7 +106,7 @@ def _spiel_value_function(game: games.Game, me: int) -> Callable[[Any], float]:
 
 def clear_memos() -> None:
     """Empty the evaluations' memo tables so that no timed search profits from an earlier one."""
-    from reference_agents.evaluation import connect_four, othello
+    from ply_arena.reference_agents.evaluation import connect_four, othello
 
     connect_four._MEMO.clear()
     othello._MEMO.clear()

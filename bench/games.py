@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import games
-from games import CHANCE
+from ply_arena import games
+from ply_arena.games import CHANCE
 
 #: OpenSpiel's name for the same game (three seats for Chinese checkers, its default 1000-ply cap).
 PEERS = {

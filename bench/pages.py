@@ -43,16 +43,16 @@ from pathlib import Path
 
 import httpx
 
-import games
 from bench._in_process import serve
 from bench._ladder_ratings import GAME, fill, p
 from bench.server import free_port, wait_for_port
 from bench.spectators import SERVER_MAIN, gc_pauses
-from protocol import dice
-from server.db.database import Database
-from server.ratings import RatingModel
-from server.ratings.rebuild import rebuild
-from server.repositories import matches as match_repo
+from ply_arena import games
+from ply_arena.protocol import dice
+from ply_arena.server.db.database import Database
+from ply_arena.server.ratings import RatingModel
+from ply_arena.server.ratings.rebuild import rebuild
+from ply_arena.server.repositories import matches as match_repo
 
 REPLAY_GAMES = ("connect_four", "othello", "backgammon")
 

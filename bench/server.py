@@ -56,7 +56,7 @@ import websockets
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
 
-from protocol.messages import PROTOCOL_VERSION
+from ply_arena.protocol.messages import PROTOCOL_VERSION
 
 # --- bots (run in worker processes) -------------------------------------------------------------
 
@@ -321,8 +321,7 @@ def relay_main(port: int, game_name: str, plies: int, deflate: bool) -> None:
 
     ``deflate``: offer permessage-deflate, as the arena server did in the same run (same costs).
     """
-    import games
-
+    from ply_arena import games
     game = games.get(game_name)
     state = game.initial_state()
     position = game.state_to_json(state)
@@ -456,8 +455,8 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.
 
 
 async def _create_bots(db_url: str, count: int, prefix: str = "bench") -> list[str]:
-    from server.db.database import Database
-    from server.repositories.bots import create_bot
+    from ply_arena.server.db.database import Database
+    from ply_arena.server.repositories.bots import create_bot
 
     database = Database(db_url)
     await database.migrate()
@@ -474,8 +473,8 @@ async def _stored_counts(db_url: str) -> tuple[int, dict[str, int]]:
     """Moves stored, and matches stored by status."""
     from sqlalchemy import func, select
 
-    from server.db.database import Database
-    from server.db.models import Match, MoveRecord
+    from ply_arena.server.db.database import Database
+    from ply_arena.server.db.models import Match, MoveRecord
 
     database = Database(db_url)
     async with database.session() as session:
@@ -630,7 +629,7 @@ def arena_phase(
     env.update(house_env or {})
     env.update(args.server_env)
     cmd = [
-        sys.executable, "-c", "from server.cli import main; main()",
+        sys.executable, "-m", "ply_arena",
         "serve", "--port", str(port), "--db", db_url,
     ]  # fmt: skip
     log = (workdir / f"{name}.log").open("wb")

@@ -148,7 +148,7 @@ def timed(phase, info):
         pause = (time.perf_counter() - started[0]) * 1000
         print(f"gc-pause {info['generation']} {pause:.3f} {time.monotonic():.4f}", file=sys.stderr)
 gc.callbacks.append(timed)
-from server.cli import main
+from ply_arena.server.cli import main
 main()
 """
 

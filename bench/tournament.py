@@ -40,9 +40,9 @@ from typing import Any
 import httpx
 
 from bench.pages import server_process
-from protocol.client import BotClient
-from reference_agents.registry import make
-from server.tournaments import swiss
+from ply_arena.protocol.client import BotClient
+from ply_arena.reference_agents.registry import make
+from ply_arena.server.tournaments import swiss
 
 ADMIN = "bench-admin-token"
 

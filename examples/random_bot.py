@@ -4,7 +4,7 @@ import logging
 import random
 import sys
 
-from protocol.client import run_bot
+from ply_arena.protocol.client import run_bot
 
 
 def choose(state, legal_moves, clock):

@@ -1,4 +1,4 @@
-"""Rules of the games Ply Arena referees, behind one API (see ``games._api``).
+"""Rules of the games Ply Arena referees, behind one API (see ``ply_arena.games._api``).
 
     >>> import games
     >>> games.names()
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from games._api import (
+from ply_arena.games._api import (
     CHANCE,
     Game,
     IllegalMoveError,
@@ -34,11 +34,11 @@ __all__ = [
 # An explicit registry, as python-chess lists its variants: name -> "module:Class".
 # Modules are imported on first use so that `import games` stays cheap.
 _REGISTRY: dict[str, str] = {
-    "backgammon": "games.backgammon:Backgammon",
-    "chinese_checkers": "games.chinese_checkers:ChineseCheckers",
-    "connect_four": "games.connect_four:ConnectFour",
-    "othello": "games.othello:Othello",
-    "tic_tac_toe": "games.tic_tac_toe:TicTacToe",
+    "backgammon": "ply_arena.games.backgammon:Backgammon",
+    "chinese_checkers": "ply_arena.games.chinese_checkers:ChineseCheckers",
+    "connect_four": "ply_arena.games.connect_four:ConnectFour",
+    "othello": "ply_arena.games.othello:Othello",
+    "tic_tac_toe": "ply_arena.games.tic_tac_toe:TicTacToe",
 }
 _loaded: dict[str, Game] = {}
 

@@ -80,7 +80,8 @@ class State(ABC):
 class Game(ABC):
     """The rules of one game: a factory of initial states plus notation and wire forms."""
 
-    # Plain attributes (set at class level by the registered games, per instance by games.tree).
+    # Plain attributes (set at class level by the registered games, per instance by
+    # ply_arena.games.tree).
     name: str
     num_players: int
     has_chance: ClassVar[bool] = False

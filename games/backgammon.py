@@ -37,7 +37,7 @@ import re
 from itertools import compress
 from typing import Any
 
-from games._api import (
+from ply_arena.games._api import (
     CHANCE,
     Game,
     IllegalMoveError,

@@ -41,7 +41,14 @@ from collections import deque
 from itertools import pairwise
 from typing import Any, ClassVar
 
-from games._api import Game, IllegalMoveError, InvalidMoveError, Move, State, illegal_move_message
+from ply_arena.games._api import (
+    Game,
+    IllegalMoveError,
+    InvalidMoveError,
+    Move,
+    State,
+    illegal_move_message,
+)
 
 Bitboard = int  # bit 18 * row + q set = a piece on that hole
 Hole = int  # a bit index 18 * row + q

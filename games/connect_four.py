@@ -37,7 +37,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from games._api import Game, IllegalMoveError, InvalidMoveError, Move, State, illegal_move_message
+from ply_arena.games._api import (
+    Game,
+    IllegalMoveError,
+    InvalidMoveError,
+    Move,
+    State,
+    illegal_move_message,
+)
 
 Bitboard = int  # Pons layout: bit 7 * column + row, row 0 at the bottom, row 6 a sentinel
 Column = int  # 0..6 from the left

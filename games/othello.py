@@ -48,7 +48,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from games._api import Game, IllegalMoveError, InvalidMoveError, Move, State, illegal_move_message
+from ply_arena.games._api import (
+    Game,
+    IllegalMoveError,
+    InvalidMoveError,
+    Move,
+    State,
+    illegal_move_message,
+)
 
 Square = int
 Bitboard = int  # bit i set = square i occupied (a1 = bit 0, h8 = bit 63)

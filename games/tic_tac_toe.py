@@ -20,7 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from games._api import Game, IllegalMoveError, InvalidMoveError, Move, State, illegal_move_message
+from ply_arena.games._api import (
+    Game,
+    IllegalMoveError,
+    InvalidMoveError,
+    Move,
+    State,
+    illegal_move_message,
+)
 
 Bitboard = int  # bit i set = cell i occupied
 

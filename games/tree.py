@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from games._api import (
+from ply_arena.games._api import (
     CHANCE,
     Game,
     IllegalMoveError,

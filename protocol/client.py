@@ -6,7 +6,7 @@ the lobby and challenges, recovering from refused or dropped requests) is done h
 lichess-bot does for lichess::
 
     import random
-    from protocol.client import run_bot
+    from ply_arena.protocol.client import run_bot
 
     def choose(state, legal_moves, clock):
         return random.choice(legal_moves)
@@ -17,7 +17,8 @@ lichess-bot does for lichess::
 search with ``state.actions()`` / ``state.result(move)``; ``legal_moves`` are notation strings;
 ``clock`` says how much time is left (see :class:`Clock`). ``choose`` may return a notation string,
 a move object of the game (formatted with ``game.format_move``), or ``(move, info)`` with ``info``
-a :class:`~protocol.messages.MoveInfo`, a dict of its fields, or a reference agent's SearchInfo.
+a :class:`~ply_arena.protocol.messages.MoveInfo`, a dict of its fields, or a reference agent's
+SearchInfo.
 
 When ``choose`` raises or returns something that is not a legal move, the kit resigns that match
 and ``run()`` raises the error (``on_choose_error="raise"``, the default), so a broken bot never
@@ -58,9 +59,11 @@ import websockets
 from pydantic import BaseModel, ValidationError
 from websockets.asyncio.client import ClientConnection
 
-from protocol._shadowing import check_not_shadowed
-from protocol.errors import ErrorCode
-from protocol.messages import (
+from ply_arena import games
+from ply_arena.games import Game, State
+from ply_arena.protocol import dice
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import (
     PROTOCOL_VERSION,
     AcceptChallenge,
     Challenge,
@@ -91,15 +94,7 @@ from protocol.messages import (
     Welcome,
     server_message_adapter,
 )
-
-# A student's games.py next to the bot would be imported instead of Ply Arena's games package:
-# say which file to rename before the import below fails in a baffling way.
-check_not_shadowed("games")
-
-import games  # noqa: E402
-from games import Game, State  # noqa: E402
-from protocol import dice  # noqa: E402
-from protocol.verify import check_events  # noqa: E402
+from ply_arena.protocol.verify import check_events
 
 __all__ = [
     "BotClient",
@@ -111,7 +106,7 @@ __all__ = [
     "run_bot",
 ]
 
-log = logging.getLogger("protocol.client")
+log = logging.getLogger("ply_arena.protocol.client")
 
 #: Errors after which reconnecting cannot help: the kit stops and raises BotError.
 FATAL_CODES = frozenset(

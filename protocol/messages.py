@@ -31,7 +31,7 @@ class _Message(BaseModel):
     # Unknown fields are refused so that a typo in a bot is reported rather than ignored, and
     # NaN / Infinity are refused: JSON has no such numbers, and a stored match must stay
     # readable by every JSON parser. The server also validates client frames in strict mode
-    # (protocol.wire.parse_client_frame): "ply": "0" is a string, not an integer.
+    # (ply_arena.protocol.wire.parse_client_frame): "ply": "0" is a string, not an integer.
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 

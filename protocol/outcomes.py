@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from games import Game
+from ply_arena.games import Game
 
 
 def forfeit_payoffs(game: Game, at_fault: int) -> list[float]:

@@ -6,8 +6,8 @@ message is always a complete snapshot (``watch_start``); then, while the match r
 count down), and the players' own ``match_end``. A spectator sees nothing the players do not: no
 bot's ``info`` (it is stored and shown in the record once the match is over), no seed before
 ``match_end``, no legal-move lists, no word of who is connected. docs/protocol.md describes the
-stream ("Watching a match") with an annotated session; ``python -m protocol.schema`` publishes
-these models in protocol/schema.json under ``spectator_stream``.
+stream ("Watching a match") with an annotated session; ``python -m ply_arena.protocol.schema``
+publishes these models in protocol/schema.json under ``spectator_stream``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from protocol.messages import (
+from ply_arena.protocol.messages import (
     ErrorMessage,
     MatchEnd,
     Policy,

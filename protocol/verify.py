@@ -4,7 +4,8 @@ the result against the end. What ``arena verify`` runs, and the bot kit at ``mat
 A record is the document of ``GET /api/matches/{id}/record`` (``record_version`` 1): the match's
 game, seats, events in order (``moves``: each seat move and each chance event, ``seat`` null),
 the ``dice`` (``scheme``, ``commitment``, the ``seed`` once the match is over) and the ``result``.
-Checking needs only this package (``games`` for the rules, :mod:`protocol.dice` for the rolls):
+Checking needs only this package (``games`` for the rules, :mod:`ply_arena.protocol.dice` for the
+rolls):
 
 1. the seed matches the commitment sent in ``match_start`` (``sha256-v1`` matches);
 2. each event's ply is its place in the match, and each is played by the seat to move;
@@ -14,8 +15,8 @@ Checking needs only this package (``games`` for the rules, :mod:`protocol.dice` 
 5. what the record repeats for readers (the seats' payoffs, ``termination``, ``at_fault``,
    ``status``, ``seed``, ``plies``) agrees with ``result``, ``dice`` and ``moves``;
 6. the stored final position is the re-derived one, and the payoffs are what the termination
-   pays (:mod:`protocol.outcomes`): the game's returns for ``normal``, the forfeit rule, the
-   move-limit share. Time itself cannot be re-derived: a ``timeout`` is checked as a forfeit,
+   pays (:mod:`ply_arena.protocol.outcomes`): the game's returns for ``normal``, the forfeit rule,
+   the move-limit share. Time itself cannot be re-derived: a ``timeout`` is checked as a forfeit,
    not as a clock.
 """
 
@@ -27,10 +28,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import games
-from games import Game, Move, State
-from protocol import dice
-from protocol.outcomes import FORFEITS, drawn_payoffs, forfeit_payoffs
+from ply_arena import games
+from ply_arena.games import Game, Move, State
+from ply_arena.protocol import dice
+from ply_arena.protocol.outcomes import FORFEITS, drawn_payoffs, forfeit_payoffs
 
 #: The version of the record document this module reads (``record_version``).
 RECORD_VERSION = 1

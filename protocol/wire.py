@@ -36,8 +36,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from protocol.errors import ErrorCode
-from protocol.messages import MAX_NAME_CHARS, ClientMessage, client_message_adapter
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import MAX_NAME_CHARS, ClientMessage, client_message_adapter
 
 #: At most this many characters of anything the client sent are quoted back in an error.
 ECHO_CHARS = 40

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from reference_agents._agent import Agent, SearchInfo
-from reference_agents.registry import agent_names, applicable_agents, make
+from ply_arena.reference_agents._agent import Agent, SearchInfo
+from ply_arena.reference_agents.registry import agent_names, applicable_agents, make
 
 __all__ = ["Agent", "SearchInfo", "agent_names", "applicable_agents", "make"]

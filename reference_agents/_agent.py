@@ -6,9 +6,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import games
-from games import Move, State
-from reference_agents._gc import paused_gc
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._gc import paused_gc
 
 
 @dataclass

@@ -34,11 +34,11 @@ An entry is only reused for a search at least as deep, so with a fixed depth the
 minimax's at that depth.
 
 For Connect Four (unless ``solver=false`` or a fixed ``depth`` is asked for) the agent first tries
-to solve the position outright with ``reference_agents.connect_four_solver`` (the same alpha-beta
-in negamax form, specialised to bitboards), within half of its time: the exact score once at most
-30 cells are empty, earlier (at most 36 empty) only win/draw/loss (a weak solve). A proven win is
-played at once; a proven draw leaves the generic search only the drawing moves; a proven loss is
-solved exactly, if time allows, for the longest loss. The solver and
+to solve the position outright with ``ply_arena.reference_agents.connect_four_solver`` (the same
+alpha-beta in negamax form, specialised to bitboards), within half of its time: the exact score once
+at most 30 cells are empty, earlier (at most 36 empty) only win/draw/loss (a weak solve). A proven
+win is played at once; a proven draw leaves the generic search only the drawing moves; a proven loss
+is solved exactly, if time allows, for the longest loss. The solver and
 its transposition table are kept across the moves of a game (the same agent object), so what a
 timed-out attempt learnt helps the next one; if solving fails the generic search runs in the rest.
 
@@ -59,11 +59,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-import games
-from games import Move, State
-from reference_agents._agent import SearchAgent, SearchInfo
-from reference_agents.evaluation import Evaluator, evaluator_for
-from reference_agents.minimax import (
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import SearchAgent, SearchInfo
+from ply_arena.reference_agents.evaluation import Evaluator, evaluator_for
+from ply_arena.reference_agents.minimax import (
     CLOCK_EVERY,
     SearchTimeout,
     check_limits,
@@ -286,9 +286,9 @@ class AlphaBetaAgent(SearchAgent):
         """MAX-VALUE(state, alpha, beta): cut off (return v) as soon as v >= beta.
 
         ``leaf_depth``: at this depth the children are scored in the loop, without a call of
-        their own (a saving on the most numerous nodes). A recorder (``reference_agents.trace``)
-        passes 0, so that every node it draws is a call it sees; values and node counts are the
-        same either way.
+        their own (a saving on the most numerous nodes). A recorder
+        (``ply_arena.reference_agents.trace``) passes 0, so that every node it draws is a call it
+        sees; values and node counts are the same either way.
         """
         self.nodes += 1
         if self.nodes >= self._next_check:
@@ -470,7 +470,7 @@ class AlphaBetaAgent(SearchAgent):
 
     def _solve_connect_four(self, state: State, deadline: float) -> tuple[Move, SearchInfo] | None:
         """Best move and exact result by the specialised solver, or None if out of time."""
-        from reference_agents.connect_four_solver import COLUMN_ORDER, SolveTimeout
+        from ply_arena.reference_agents.connect_four_solver import COLUMN_ORDER, SolveTimeout
 
         solver = self._connect_four_solver(deadline)
         current, mask, moves = state.current, state.mask, state.moves  # type: ignore[attr-defined]
@@ -498,7 +498,7 @@ class AlphaBetaAgent(SearchAgent):
 
     def _connect_four_solver(self, deadline: float) -> Any:
         """The agent's solver, kept across moves so that its table keeps what it learnt."""
-        from reference_agents.connect_four_solver import Solver
+        from ply_arena.reference_agents.connect_four_solver import Solver
 
         solver = self._solver
         if solver is None or len(solver.table) > SOLVER_TABLE_SIZE:
@@ -512,7 +512,7 @@ class AlphaBetaAgent(SearchAgent):
     ) -> tuple[int, list[Move]] | None:
         """(1, [a winning column]) or (0, the drawing columns) or (-1, []) for the side to
         move, by null-window searches of the solver; None if out of time."""
-        from reference_agents.connect_four_solver import (
+        from ply_arena.reference_agents.connect_four_solver import (
             BOARD_MASK,
             BOTTOM_CELL,
             BOTTOM_MASK,
@@ -560,7 +560,7 @@ class AlphaBetaAgent(SearchAgent):
     @staticmethod
     def _solved_line(solver: Any, current: int, mask: int, moves: int, col: int) -> list[Move]:
         """The rest of a perfect line after ``col``, as far as the solver's deadline allows."""
-        from reference_agents.connect_four_solver import (
+        from ply_arena.reference_agents.connect_four_solver import (
             BOTTOM_CELL,
             COLUMN_MASK,
             SolveTimeout,
@@ -581,7 +581,7 @@ class AlphaBetaAgent(SearchAgent):
 
     def solve(self, state: State) -> int:
         """Connect Four only: the exact Pons score of ``state`` for the side to move."""
-        from reference_agents.connect_four_solver import Solver
+        from ply_arena.reference_agents.connect_four_solver import Solver
 
         if self.game.name != "connect_four":
             raise ValueError(f"solve() is for connect_four, not {self.game.name}")

@@ -13,7 +13,7 @@ node does not use up depth) and eval(n) answers at the cut-off. The notes add tw
 shape this module:
 
 - "IMPORTANTE": eval(n) must be a positive linear transformation of the *expected* utility,
-  because RAND nodes average it (see ``reference_agents.evaluation.backgammon``);
+  because RAND nodes average it (see ``ply_arena.reference_agents.evaluation.backgammon``);
 - "Los nodos de RAND también pueden ser podados": with ``pruning=True`` (the default) MAX and MIN
   nodes prune as alpha-beta does, and RAND nodes prune as Ballard's Star1 does. Every value lies
   in the game's utility range [L, U] (``game.min_utility``, ``game.max_utility``; evaluations stay
@@ -25,7 +25,7 @@ shape this module:
 Values are those of MAX, the player to move at the root. Two players, zero sum; dice optional
 (in a deterministic game this is alpha-beta with an evaluation).
 
-    >>> from games.tree import TreeGame
+    >>> from ply_arena.games.tree import TreeGame
     >>> coin = TreeGame({"player": 0, "children": [
     ...     {"chance": [(0.5, 1.0), (0.5, -1.0)]},      # a fair coin: worth 0
     ...     {"chance": [(0.9, 0.5), (0.1, -0.5)]}]})    # worth 0.4
@@ -41,11 +41,16 @@ import random
 import time
 from typing import Any
 
-import games
-from games import Move, State
-from reference_agents._agent import SearchAgent, SearchInfo
-from reference_agents.evaluation import Evaluator, evaluator_for
-from reference_agents.minimax import SearchTimeout, check_limits, check_options, search_budget
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import SearchAgent, SearchInfo
+from ply_arena.reference_agents.evaluation import Evaluator, evaluator_for
+from ply_arena.reference_agents.minimax import (
+    SearchTimeout,
+    check_limits,
+    check_options,
+    search_budget,
+)
 
 #: How often (in nodes) the search looks at the clock; a power of two minus one. Often: a
 #: backgammon node can cost a move generation of hundreds of plays.

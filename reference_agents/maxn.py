@@ -6,14 +6,14 @@ player; at a node where player ``p`` chooses, it is "the utility vector of which
 has the highest value for the player choosing at n". In the notes' three-player example C, at X,
 chooses (1, 2, 6) over (4, 2, 3) because 6 > 3, and X's value becomes (1, 2, 6)::
 
-    >>> from games.tree import TreeGame
+    >>> from ply_arena.games.tree import TreeGame
     >>> x = TreeGame({"player": 2, "children": [(1, 2, 6), (4, 2, 3)]}, num_players=3)
     >>> move, info = MaxNAgent(x).choose(x.initial_state())
     >>> move, info.score, MaxNAgent(x).vector_value(x.initial_state(), 1)
     (0, 6.0, (1.0, 2.0, 6.0))
 
 Depth-limited like the other searches, with eval(n) giving a vector at the cut-off
-(``reference_agents.evaluation``; Chinese checkers: distance to goal).
+(``ply_arena.reference_agents.evaluation``; Chinese checkers: distance to goal).
 
 Shallow pruning (Korf 1991), ``pruning=True`` by default where it is sound: when the payoffs of
 all players always add up to a constant S (``game.constant_sum``) and no payoff is below
@@ -34,11 +34,16 @@ import random
 import time
 from typing import Any
 
-import games
-from games import Move, State
-from reference_agents._agent import SearchAgent, SearchInfo
-from reference_agents.evaluation import Evaluator, evaluator_for
-from reference_agents.minimax import SearchTimeout, check_limits, check_options, search_budget
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import SearchAgent, SearchInfo
+from ply_arena.reference_agents.evaluation import Evaluator, evaluator_for
+from ply_arena.reference_agents.minimax import (
+    SearchTimeout,
+    check_limits,
+    check_options,
+    search_budget,
+)
 
 #: How often (in nodes) the search looks at the clock; a power of two minus one.
 CLOCK_EVERY = 63
@@ -59,7 +64,7 @@ def deterministic_refusal(game: games.Game) -> str | None:
 
 def _no_chance_in_tree(game: games.Game) -> bool:
     """An explicit tree (the notes' examples) may declare chance and have none."""
-    from games.tree import TreeGame
+    from ply_arena.games.tree import TreeGame
 
     if not isinstance(game, TreeGame):
         return False

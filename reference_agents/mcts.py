@@ -13,8 +13,8 @@ parts that offer the best chances", and repeats cycles of four phases until it i
 3. **Simulation** (``simulate``): from the new node play the game out, as the notes' loop does,
    ``while not Terminal_test(s): s = Result(s, random.choice(Actions(s)))``; dice are rolled
    with their probabilities. With ``simulation="eval"`` the playout stops after
-   ``playout_depth`` random plies and eval(n) (``reference_agents.evaluation``) stands in for
-   the utility: useful where random games are very long (Chinese checkers runs to its ply cap).
+   ``playout_depth`` random plies and eval(n) (``ply_arena.reference_agents.evaluation``) stands in
+   for the utility: useful where random games are very long (Chinese checkers runs to its ply cap).
 4. **Backpropagation** (``backpropagate``): the payoff vector of the simulation (every player's
    utility, scaled to [0, 1] by the game's utility range) goes up the path; every node adds
    N += 1 and U += the payoff of the player who chose the move into it - the one whose
@@ -46,11 +46,11 @@ import random
 import time
 from typing import Any
 
-import games
-from games import Move, State
-from reference_agents._agent import SearchAgent, SearchInfo
-from reference_agents.evaluation import Evaluator, evaluator_for
-from reference_agents.minimax import check_limits, check_options, search_budget
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import SearchAgent, SearchInfo
+from ply_arena.reference_agents.evaluation import Evaluator, evaluator_for
+from ply_arena.reference_agents.minimax import check_limits, check_options, search_budget
 
 #: Simulations per move with neither a time limit nor a ``simulations`` option.
 DEFAULT_SIMULATIONS = 1000

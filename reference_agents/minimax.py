@@ -19,7 +19,7 @@ With a time limit the agent searches depth 1, 2, ... (iterative deepening, notes
 with the deepest completed decision, so it always returns in time.
 
     >>> import games
-    >>> from reference_agents.minimax import MinimaxAgent
+    >>> from ply_arena.reference_agents.minimax import MinimaxAgent
     >>> g = games.get("tic_tac_toe")
     >>> move, info = MinimaxAgent(g, depth=9, seed=0).choose(g.initial_state())
     >>> info.score, info.depth                   # tic-tac-toe is a draw
@@ -33,10 +33,10 @@ import random
 import time
 from typing import Any
 
-import games
-from games import Move, State
-from reference_agents._agent import Agent, SearchInfo
-from reference_agents.evaluation import Evaluator, evaluator_for
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import Agent, SearchInfo
+from ply_arena.reference_agents.evaluation import Evaluator, evaluator_for
 
 #: How often (in nodes) the searches look at the clock; a power of two minus one.
 CLOCK_EVERY = 63
@@ -64,9 +64,9 @@ def two_player_refusal(game: games.Game) -> str | None:
 
 
 def _deterministic_tree(game: games.Game) -> bool:
-    """An explicit tree (games.tree, the notes' examples) without chance nodes in it: the class
-    allows chance, this instance has none."""
-    from games.tree import TreeGame
+    """An explicit tree (ply_arena.games.tree, the notes' examples) without chance nodes in it: the
+    class allows chance, this instance has none."""
+    from ply_arena.games.tree import TreeGame
 
     if not isinstance(game, TreeGame):
         return False

@@ -33,11 +33,11 @@ import random
 import time
 from typing import Any
 
-import games
-from games import Move, State
-from reference_agents._agent import Agent, SearchInfo
-from reference_agents.evaluation import Evaluator, evaluator_for
-from reference_agents.minimax import (
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import Agent, SearchInfo
+from ply_arena.reference_agents.evaluation import Evaluator, evaluator_for
+from ply_arena.reference_agents.minimax import (
     CLOCK_EVERY,
     DEFAULT_DEPTH,
     SearchTimeout,

@@ -6,9 +6,9 @@ import random
 import time
 from typing import Any
 
-import games
-from games import Move, State
-from reference_agents._agent import Agent, SearchInfo
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import Agent, SearchInfo
 
 
 class RandomAgent(Agent):

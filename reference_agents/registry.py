@@ -20,17 +20,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import games
-from reference_agents._agent import Agent
+from ply_arena import games
+from ply_arena.reference_agents._agent import Agent
 
 _REGISTRY: dict[str, str] = {
-    "alphabeta": "reference_agents.alphabeta:AlphaBetaAgent",
-    "expectiminimax": "reference_agents.expectiminimax:ExpectiminimaxAgent",
-    "maxn": "reference_agents.maxn:MaxNAgent",
-    "mcts": "reference_agents.mcts:MCTSAgent",
-    "minimax": "reference_agents.minimax:MinimaxAgent",
-    "negamax": "reference_agents.negamax:NegamaxAgent",
-    "random": "reference_agents.random_agent:RandomAgent",
+    "alphabeta": "ply_arena.reference_agents.alphabeta:AlphaBetaAgent",
+    "expectiminimax": "ply_arena.reference_agents.expectiminimax:ExpectiminimaxAgent",
+    "maxn": "ply_arena.reference_agents.maxn:MaxNAgent",
+    "mcts": "ply_arena.reference_agents.mcts:MCTSAgent",
+    "minimax": "ply_arena.reference_agents.minimax:MinimaxAgent",
+    "negamax": "ply_arena.reference_agents.negamax:NegamaxAgent",
+    "random": "ply_arena.reference_agents.random_agent:RandomAgent",
 }
 
 

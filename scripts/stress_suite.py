@@ -25,13 +25,14 @@ import sys
 import tempfile
 import threading
 import time
+import venv
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 IGNORED = shutil.ignore_patterns(
     ".git", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", "*.egg-info",
-    "stress-logs", "*.db", "*.db-wal", "*.db-shm",
+    "stress-logs", "*.db", "*.db-wal", "*.db-shm", "build",
 )
 
 
@@ -50,13 +51,29 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def pytest_once(tree: Path, label: str, extra: list[str], logs: Path, basetemp: Path) -> Run:
-    """One run of the suite in ``tree``; its last line, and its whole output kept on failure."""
+def python_for_copy(copy: Path, where: Path) -> str:
+    """A Python that imports ``ply_arena`` from ``copy``: a virtual environment in ``where``
+    that sees this machine's packages (the dependencies) and has the copy installed, editable,
+    ahead of them (the checkout's own editable install would otherwise win)."""
+    venv.create(where, system_site_packages=True, with_pip=True)
+    python = str(where / "bin" / "python")
+    subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", "--no-deps", "-e", str(copy),
+         "--config-settings", "editable_mode=strict"],
+        check=True,
+    )
+    return python
+
+
+def pytest_once(
+    tree: Path, label: str, extra: list[str], logs: Path, basetemp: Path,
+    python: str = sys.executable,
+) -> Run:
+    """One run of the suite in ``tree`` with ``python`` (one whose ``ply_arena`` is that
+    tree's); its last line, and its whole output kept on failure."""
     env = dict(os.environ)
-    # The copy imports its own packages, not the editable install's.
-    env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
     shutil.rmtree(basetemp, ignore_errors=True)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                f"--basetemp={basetemp}", *extra]
     started = time.monotonic()
     proc = subprocess.run(
@@ -90,6 +107,7 @@ def beside(count: int, extra: list[str], logs: Path) -> tuple[list[Run], list[Ru
     with tempfile.TemporaryDirectory(prefix="stress-copy-") as tmp:
         copy = Path(tmp) / "tree"
         shutil.copytree(ROOT, copy, ignore=IGNORED)
+        python = python_for_copy(copy, Path(tmp) / "venv")
         stop = threading.Event()
         background: list[Run] = []
 
@@ -97,7 +115,9 @@ def beside(count: int, extra: list[str], logs: Path) -> tuple[list[Run], list[Ru
             i = 0
             while not stop.is_set():
                 i += 1
-                run = pytest_once(copy, f"copy {i}", extra, logs, Path(tmp) / "basetemp")
+                run = pytest_once(
+                    copy, f"copy {i}", extra, logs, Path(tmp) / "basetemp", python
+                )
                 background.append(run)
                 print(f"{run.label:>12}: {'pass' if run.passed else 'FAIL'} in "
                       f"{run.seconds:5.0f} s  {run.summary}  (second copy)", flush=True)

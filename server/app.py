@@ -24,32 +24,32 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from protocol.errors import ErrorCode
-from protocol.messages import MAX_FRAME_BYTES
-from server.analysis.runner import Analyst
-from server.api import routes as api_routes
-from server.api.errors import InternalErrorMiddleware, error_response
-from server.api.errors import exception_handlers as api_exception_handlers
-from server.api.throttle import AddressThrottle
-from server.db import server_mark
-from server.db.database import Database
-from server.house import House, parse_house_bots
-from server.pages.errors import PageError, html_not_found, page_error, wants_html
-from server.pages.headers import SecurityHeadersMiddleware
-from server.pages.routes import routes as page_routes
-from server.pages.templating import compile_templates
-from server.ratings import RatingModel
-from server.ratings.rebuild import needs_rebuild, rebuild
-from server.referee import Referee
-from server.repositories import bots, matches
-from server.settings import Settings
-from server.tournaments.director import Directors
-from server.transport import ArenaWebSocketProtocol, http_protocol
-from server.ws.endpoint import bot_websocket
-from server.ws.session import CLOSE_GRACE_S
-from server.ws.watch import watch_http_only, watch_websocket
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import MAX_FRAME_BYTES
+from ply_arena.server.analysis.runner import Analyst
+from ply_arena.server.api import routes as api_routes
+from ply_arena.server.api.errors import InternalErrorMiddleware, error_response
+from ply_arena.server.api.errors import exception_handlers as api_exception_handlers
+from ply_arena.server.api.throttle import AddressThrottle
+from ply_arena.server.db import server_mark
+from ply_arena.server.db.database import Database
+from ply_arena.server.house import House, parse_house_bots
+from ply_arena.server.pages.errors import PageError, html_not_found, page_error, wants_html
+from ply_arena.server.pages.headers import SecurityHeadersMiddleware
+from ply_arena.server.pages.routes import routes as page_routes
+from ply_arena.server.pages.templating import compile_templates
+from ply_arena.server.ratings import RatingModel
+from ply_arena.server.ratings.rebuild import needs_rebuild, rebuild
+from ply_arena.server.referee import Referee
+from ply_arena.server.repositories import bots, matches
+from ply_arena.server.settings import Settings
+from ply_arena.server.tournaments.director import Directors
+from ply_arena.server.transport import ArenaWebSocketProtocol, http_protocol
+from ply_arena.server.ws.endpoint import bot_websocket
+from ply_arena.server.ws.session import CLOSE_GRACE_S
+from ply_arena.server.ws.watch import watch_http_only, watch_websocket
 
-log = logging.getLogger("server.app")
+log = logging.getLogger("ply_arena.server.app")
 
 #: gc.set_threshold once the server has started (defaults: 700, 10, 10).
 GC_THRESHOLDS = (50_000, 50, 100)
@@ -238,9 +238,9 @@ def make_server(app: Starlette, settings: Settings, **options: Any) -> ArenaServ
 
 def log_config() -> dict[str, Any]:
     """uvicorn's logging configuration, plus one line per login, match start and end, and fatal
-    connection error from the ``server`` loggers, in uvicorn's format."""
+    connection error from the ``ply_arena.server`` loggers, in uvicorn's format."""
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    config["loggers"]["server"] = {"handlers": ["default"], "level": "INFO"}
+    config["loggers"]["ply_arena.server"] = {"handlers": ["default"], "level": "INFO"}
     return config
 
 

@@ -1,12 +1,12 @@
 """Re-derive a stored match through ``games``: every position after every move, and the check
-of :mod:`protocol.verify` (dice, moves, result) that the stored record holds."""
+of :mod:`ply_arena.protocol.verify` (dice, moves, result) that the stored record holds."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import games
-from protocol.verify import parse_event, verify_record
+from ply_arena import games
+from ply_arena.protocol.verify import parse_event, verify_record
 
 
 def replay_match(record: dict[str, Any], *, boards: bool = True) -> dict[str, Any]:

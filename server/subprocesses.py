@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 #: Modules the fork server imports once; every helper forked from it has them.
-PRELOAD = ["server.house.worker", "server.analysis.worker"]
+PRELOAD = ["ply_arena.server.house.worker", "ply_arena.server.analysis.worker"]
 #: Niceness added to a helper where SCHED_IDLE is not available.
 NICENESS = 10
 #: How often a helper looks whether the server that started it is still there.

@@ -22,7 +22,7 @@ match ends with termination ``move_limit``.
 
 from __future__ import annotations
 
-from protocol.messages import MAX_BANK_MS, MAX_MOVE_MS, MIN_MOVE_MS, TimeControl
+from ply_arena.protocol.messages import MAX_BANK_MS, MAX_MOVE_MS, MIN_MOVE_MS, TimeControl
 
 __all__ = [
     "MAX_BANK_MS",
@@ -53,8 +53,8 @@ def default_time_control(game_name: str) -> TimeControl:
 def limits() -> dict[str, int]:
     """The limits a requested time control must keep, as served by ``GET /api/games``.
 
-    They live in protocol.messages (the TimeControl model enforces them, and the JSON Schema
-    publishes them): one source for the server, the schema and the docs.
+    They live in ply_arena.protocol.messages (the TimeControl model enforces them, and the JSON
+    Schema publishes them): one source for the server, the schema and the docs.
     """
     return {"min_move_ms": MIN_MOVE_MS, "max_move_ms": MAX_MOVE_MS, "max_bank_ms": MAX_BANK_MS}
 

@@ -1,7 +1,7 @@
 """The connections below the app: what uvicorn leaves to a server facing hostile clients.
 
 ``arena serve`` and the tests' live server run uvicorn with the two protocol classes below
-(``server.app.uvicorn_config``):
+(``ply_arena.server.app.uvicorn_config``):
 
 - :class:`ArenaHttpProtocol` (h11) closes a connection whose request does not arrive whole within
   ``settings.http_request_timeout_s`` of its first byte (or of the connection): uvicorn has no
@@ -35,8 +35,8 @@ from websockets.exceptions import PayloadTooBig
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
-from protocol.errors import ErrorCode
-from protocol.messages import MAX_FRAME_BYTES, ErrorMessage
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import MAX_FRAME_BYTES, ErrorMessage
 
 if sys.platform == "linux":
     import fcntl

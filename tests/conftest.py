@@ -39,11 +39,11 @@ it fails. Screenshots go to ``test-screenshots/`` (or ``$ARENA_SCREENSHOTS``), w
 Fixtures: ``admin_token`` (str), ``db_url`` (a fresh file under tmp_path), ``start_server``
 (factory, every server it started is stopped at teardown), ``live_server`` (one started
 server), ``create_bot`` (``create_bot(name=None) -> (name, token)`` on ``live_server``),
-``database`` (async: a migrated ``server.db.Database`` on ``db_url``, disposed at teardown),
-``store_match`` (async ``store_match(database, game=..., seed=..., bots=None, max_plies=None,
-finish=True)``: plays seeded random legal moves, dice included, and stores them as the referee
-would; ``max_plies`` stops early with termination ``move_limit``; ``finish=False`` leaves it
-running).
+``database`` (async: a migrated ``ply_arena.server.db.Database`` on ``db_url``, disposed at
+teardown), ``store_match`` (async ``store_match(database, game=..., seed=..., bots=None,
+max_plies=None, finish=True)``: plays seeded random legal moves, dice included, and stores them as
+the referee would; ``max_plies`` stops early with termination ``move_limit``; ``finish=False``
+leaves it running).
 
 The server runs uvicorn (the same configuration as ``arena serve``) in a background thread with
 its own event loop, listening on a socket bound to port 0, so tests may be sync or async and use
@@ -70,9 +70,9 @@ from _browser import Browser
 from _browser import launch as launch_browser
 from starlette.applications import Starlette
 
-from server.app import create_app, make_server
-from server.db.database import Database
-from server.settings import Settings
+from ply_arena.server.app import create_app, make_server
+from ply_arena.server.db.database import Database
+from ply_arena.server.settings import Settings
 
 ADMIN_TOKEN = "test-admin-token-0123456789"
 ROOT = Path(__file__).resolve().parents[1]
@@ -241,10 +241,10 @@ async def _store_match(
     finish: bool = True,
     policy: str = "forfeit",
 ) -> StoredMatch:
-    import games
-    from protocol import dice
-    from server.repositories import bots as bot_repo
-    from server.repositories import matches as match_repo
+    from ply_arena import games
+    from ply_arena.protocol import dice
+    from ply_arena.server.repositories import bots as bot_repo
+    from ply_arena.server.repositories import matches as match_repo
 
     rules = games.get(game)
     rng = random.Random(seed)

@@ -9,9 +9,9 @@ from typing import Any, cast
 
 import pytest
 
-import games
-from games import CHANCE, IllegalMoveError, InvalidMoveError
-from games.backgammon import (
+from ply_arena import games
+from ply_arena.games import CHANCE, IllegalMoveError, InvalidMoveError
+from ply_arena.games.backgammon import (
     BAR,
     OFF,
     OPENING_ROLLS,

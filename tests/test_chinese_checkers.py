@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-import games
-from games import IllegalMoveError, InvalidMoveError
-from games.chinese_checkers import (
+from ply_arena import games
+from ply_arena.games import IllegalMoveError, InvalidMoveError
+from ply_arena.games.chinese_checkers import (
     DIRECTION_NAMES,
     DIRECTIONS,
     DISTANCE,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import games
-from games import IllegalMoveError, InvalidMoveError
-from games.connect_four import (
+from ply_arena import games
+from ply_arena.games import IllegalMoveError, InvalidMoveError
+from ply_arena.games.connect_four import (
     BOARD,
     BOTTOM,
     BOTTOM_ROW,

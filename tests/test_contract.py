@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-import games
-from games import CHANCE, IllegalMoveError, InvalidMoveError, State
+from ply_arena import games
+from ply_arena.games import CHANCE, IllegalMoveError, InvalidMoveError, State
 
 PLAYOUTS = 6
 MAX_PLIES = 5000  # far above any game's own length or cap

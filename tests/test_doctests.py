@@ -9,17 +9,17 @@ import pytest
 
 MODULES = [
     "games",
-    "games._api",
-    "games.tic_tac_toe",
-    "games.connect_four",
-    "games.othello",
-    "games.backgammon",
-    "games.chinese_checkers",
-    "games.tree",
+    "ply_arena.games._api",
+    "ply_arena.games.tic_tac_toe",
+    "ply_arena.games.connect_four",
+    "ply_arena.games.othello",
+    "ply_arena.games.backgammon",
+    "ply_arena.games.chinese_checkers",
+    "ply_arena.games.tree",
     "reference_agents",
-    "reference_agents.evaluation",
-    "reference_agents.evaluation.tic_tac_toe",
-    "reference_agents.trace",
+    "ply_arena.reference_agents.evaluation",
+    "ply_arena.reference_agents.evaluation.tic_tac_toe",
+    "ply_arena.reference_agents.trace",
 ]
 
 

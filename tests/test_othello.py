@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-import games
-from games import IllegalMoveError, InvalidMoveError
-from games.othello import (
+from ply_arena import games
+from ply_arena.games import IllegalMoveError, InvalidMoveError
+from ply_arena.games.othello import (
     CORNERS,
     PASS,
     SQUARE_NAMES,

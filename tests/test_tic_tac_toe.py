@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-import games
-from games import IllegalMoveError, InvalidMoveError, State
-from games.tic_tac_toe import TicTacToeState
+from ply_arena import games
+from ply_arena.games import IllegalMoveError, InvalidMoveError, State
+from ply_arena.games.tic_tac_toe import TicTacToeState
 
 GAME = games.get("tic_tac_toe")
 

@@ -8,7 +8,7 @@ contract adds one more, so that a real win or loss always outweighs an estimate:
     ``(game.min_utility, game.max_utility)`` for a non-terminal state.
 
     >>> import games
-    >>> from reference_agents.evaluation import evaluator_for
+    >>> from ply_arena.reference_agents.evaluation import evaluator_for
     >>> g = games.get("tic_tac_toe")
     >>> evaluator_for(g)(g.initial_state().result(4))  # X in the centre: E(n) = 8 - 4
     (0.4, -0.4)
@@ -31,23 +31,23 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import games
-from games import State
+from ply_arena import games
+from ply_arena.games import State
 
 Evaluator = Callable[[State], tuple[float, ...]]
 
 _REGISTRY: dict[str, str] = {
-    "tic_tac_toe": "reference_agents.evaluation.tic_tac_toe:evaluate",
-    "connect_four": "reference_agents.evaluation.connect_four:evaluate",
-    "othello": "reference_agents.evaluation.othello:evaluate",
-    "backgammon": "reference_agents.evaluation.backgammon:evaluate",
-    "chinese_checkers": "reference_agents.evaluation.chinese_checkers:evaluate",
+    "tic_tac_toe": "ply_arena.reference_agents.evaluation.tic_tac_toe:evaluate",
+    "connect_four": "ply_arena.reference_agents.evaluation.connect_four:evaluate",
+    "othello": "ply_arena.reference_agents.evaluation.othello:evaluate",
+    "backgammon": "ply_arena.reference_agents.evaluation.backgammon:evaluate",
+    "chinese_checkers": "ply_arena.reference_agents.evaluation.chinese_checkers:evaluate",
 }
 
 
 #: Games whose eval(n) the notes write as a formula: "module:attribute" of a NotesForm.
 _NOTES_FORMS: dict[str, str] = {
-    "tic_tac_toe": "reference_agents.evaluation.tic_tac_toe:NOTES_FORM",
+    "tic_tac_toe": "ply_arena.reference_agents.evaluation.tic_tac_toe:NOTES_FORM",
 }
 
 

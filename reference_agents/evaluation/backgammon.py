@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import math
 
-from games import State
-from games.backgammon import BackgammonState
+from ply_arena.games import State
+from ply_arena.games.backgammon import BackgammonState
 
 #: Half the mean pips of a roll (8.17): what being on roll is worth in the race.
 ON_ROLL = 4.0

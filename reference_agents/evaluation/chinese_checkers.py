@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import math
 
-from games import State
-from games.chinese_checkers import ChineseCheckersState, distance_to_goal
+from ply_arena.games import State
+from ply_arena.games.chinese_checkers import ChineseCheckersState, distance_to_goal
 
 #: A lead of this many steps makes one seat's edge over another about 3/4 sure (tanh 1 = 0.76).
 SPREAD = 20.0

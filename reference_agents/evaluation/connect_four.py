@@ -12,7 +12,7 @@ The difference d = (lines(X) - lines(O)) + (weighted threats(X) - threats(O)) is
 (-1, 1) by d / (|d| + SCALE), which keeps the order of d and stays strictly inside the utility
 range so that a real four in a row always outweighs it.
 
-    >>> from games.connect_four import state_from_moves
+    >>> from ply_arena.games.connect_four import state_from_moves
     >>> v = evaluate(state_from_moves("4444"))   # two X and two O stacked in the centre
     >>> v[0] == -v[1]
     True
@@ -20,8 +20,8 @@ range so that a real four in a row always outweighs it.
 
 from __future__ import annotations
 
-from games import State
-from games.connect_four import BOARD, ConnectFourState
+from ply_arena.games import State
+from ply_arena.games.connect_four import BOARD, ConnectFourState
 
 THREAT = 4
 #: A threat on its owner's parity row (odd rows for the first player, even for the second).

@@ -23,8 +23,8 @@ range, so a real win always counts more.
 
 from __future__ import annotations
 
-from games import State
-from games.othello import CORNERS, OthelloState, legal_moves_bitboard
+from ply_arena.games import State
+from ply_arena.games.othello import CORNERS, OthelloState, legal_moves_bitboard
 
 MOBILITY = 0.5
 CORNER = 30.0

@@ -18,9 +18,9 @@ the notes write it (``open_lines`` gives the two terms).
 
 from __future__ import annotations
 
-from games import State
-from games.tic_tac_toe import WIN_LINES, TicTacToeState
-from reference_agents.evaluation import NotesForm
+from ply_arena.games import State
+from ply_arena.games.tic_tac_toe import WIN_LINES, TicTacToeState
+from ply_arena.reference_agents.evaluation import NotesForm
 
 #: eval(n) = E(n) / NOTES_SCALE.
 NOTES_SCALE = 10.0

@@ -10,7 +10,7 @@ after it.
 Figure 6.5 of the notes (chapter 6 of Russell & Norvig), traced with ``alphabeta``: two leaves
 under C are never read::
 
-    >>> from games.tree import TreeGame
+    >>> from ply_arena.games.tree import TreeGame
     >>> import reference_agents
     >>> fig65 = TreeGame({"player": 0, "children": [
     ...     {"player": 1, "label": "B", "children": [3, 12, 8]},
@@ -43,9 +43,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from games import Move, State
-from reference_agents._agent import Agent, SearchInfo
-from reference_agents.trace._model import (
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import Agent, SearchInfo
+from ply_arena.reference_agents.trace._model import (
     DEFAULT_BUDGET,
     DEFAULT_LIMIT,
     FORMAT,
@@ -54,8 +54,8 @@ from reference_agents.trace._model import (
     TraceTooLarge,
     View,
 )
-from reference_agents.trace._recorder import Recorder
-from reference_agents.trace.render import render_text
+from ply_arena.reference_agents.trace._recorder import Recorder
+from ply_arena.reference_agents.trace.render import render_text
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -73,12 +73,12 @@ __all__ = [
 
 def recorder_for(agent: Agent, state: State, view: View) -> Recorder:
     """The recorder of ``agent``'s algorithm; ValueError for an agent without a search tree."""
-    from reference_agents.trace.alphabeta import AlphaBetaRecorder
-    from reference_agents.trace.expectiminimax import ExpectiminimaxRecorder
-    from reference_agents.trace.maxn import MaxNRecorder
-    from reference_agents.trace.mcts import MCTSRecorder
-    from reference_agents.trace.minimax import MinimaxRecorder
-    from reference_agents.trace.negamax import NegamaxRecorder
+    from ply_arena.reference_agents.trace.alphabeta import AlphaBetaRecorder
+    from ply_arena.reference_agents.trace.expectiminimax import ExpectiminimaxRecorder
+    from ply_arena.reference_agents.trace.maxn import MaxNRecorder
+    from ply_arena.reference_agents.trace.mcts import MCTSRecorder
+    from ply_arena.reference_agents.trace.minimax import MinimaxRecorder
+    from ply_arena.reference_agents.trace.negamax import NegamaxRecorder
 
     recorders: dict[str, type[Recorder]] = {
         r.algorithm: r

@@ -18,12 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import games
-from games import Move, State
-from reference_agents._agent import Agent, SearchInfo
-from reference_agents.evaluation import NotesForm, evaluator_for, notes_form
-from reference_agents.minimax import SearchTimeout
-from reference_agents.trace._model import Trace, TraceNode, TraceTooLarge, Value, View
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import Agent, SearchInfo
+from ply_arena.reference_agents.evaluation import NotesForm, evaluator_for, notes_form
+from ply_arena.reference_agents.minimax import SearchTimeout
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, TraceTooLarge, Value, View
 
 
 @dataclass(slots=True)

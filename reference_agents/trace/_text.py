@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reference_agents.trace._model import Trace, TraceNode, fmt
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt
 
 
 def leaf(node: TraceNode) -> str | None:
@@ -27,7 +27,8 @@ def leaf(node: TraceNode) -> str | None:
 
 def who(node: TraceNode, trace: Trace, name: str) -> str:
     """``MAX (X)``: the node's role, and its player when the game names its seats (the
-    explicit trees of ``games.tree`` do not: MAX and MIN say it all, as in the notes' figures)."""
+    explicit trees of ``ply_arena.games.tree`` do not: MAX and MIN say it all, as in the notes'
+    figures)."""
     named = trace.game != "tree"
     return f"{name} ({node.player})" if named and node.player else name
 

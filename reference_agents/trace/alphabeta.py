@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from games import Move, State
-from reference_agents._agent import SearchInfo
-from reference_agents.trace._model import Trace, TraceNode, fmt
-from reference_agents.trace._recorder import Frame, Recorder
-from reference_agents.trace._text import cutoff, leaf, who, window
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import SearchInfo
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt
+from ply_arena.reference_agents.trace._recorder import Frame, Recorder
+from ply_arena.reference_agents.trace._text import cutoff, leaf, who, window
 
 KINDS = {
     "max": "MAX-VALUE(state, alpha, beta): the largest child value; stops when v >= beta",

@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import games
-from games import Move, State
-from reference_agents.trace._model import Trace, TraceNode, fmt
-from reference_agents.trace._recorder import Frame, Recorder
-from reference_agents.trace._text import cutoff, leaf, who, window
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt
+from ply_arena.reference_agents.trace._recorder import Frame, Recorder
+from ply_arena.reference_agents.trace._text import cutoff, leaf, who, window
 
 KINDS = {
     "max": "a MAX node: the largest value of its successors (cut when v >= beta)",

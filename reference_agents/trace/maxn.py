@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from games import Move, State
-from reference_agents.trace._model import Trace, TraceNode, fmt
-from reference_agents.trace._recorder import Recorder
-from reference_agents.trace._text import cutoff, leaf, window
+from ply_arena.games import Move, State
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt
+from ply_arena.reference_agents.trace._recorder import Recorder
+from ply_arena.reference_agents.trace._text import cutoff, leaf, window
 
 KINDS = {
     "choice": "max^n: the player to move takes the successor whose vector is best for itself",

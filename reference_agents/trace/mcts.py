@@ -18,12 +18,12 @@ import math
 from itertools import pairwise
 from typing import Any
 
-import games
-from games import Move, State
-from reference_agents._agent import SearchInfo
-from reference_agents.mcts import _OutOfTime
-from reference_agents.trace._model import Trace, TraceNode, fmt
-from reference_agents.trace._recorder import Recorder
+from ply_arena import games
+from ply_arena.games import Move, State
+from ply_arena.reference_agents._agent import SearchInfo
+from ply_arena.reference_agents.mcts import _OutOfTime
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt
+from ply_arena.reference_agents.trace._recorder import Recorder
 
 KINDS = {
     "decision": "a player chooses here: by UCB1 once every move has a child, else by expanding "

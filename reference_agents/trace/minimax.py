@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from games import Move, State
-from reference_agents.trace._model import Trace, TraceNode, fmt
-from reference_agents.trace._recorder import Recorder
-from reference_agents.trace._text import leaf, who
+from ply_arena.games import Move, State
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt
+from ply_arena.reference_agents.trace._recorder import Recorder
+from ply_arena.reference_agents.trace._text import leaf, who
 
 KINDS = {
     "max": "MAX-VALUE: MAX (the player to move at the root) takes the largest child value",

@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from games import Move, State
-from reference_agents.trace._model import Trace, TraceNode, fmt
-from reference_agents.trace._recorder import Recorder
-from reference_agents.trace._text import who, window
+from ply_arena.games import Move, State
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt
+from ply_arena.reference_agents.trace._recorder import Recorder
+from ply_arena.reference_agents.trace._text import who, window
 
 KINDS = {
     "negamax": "NEGAMAX(node, alpha, beta): the value for the player to move there, the largest "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reference_agents.trace._model import Trace, TraceNode, fmt
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt
 
 Describe = Callable[[TraceNode, Trace], str]
 #: Pruned moves written out on a line (the JSON has them all).
@@ -14,7 +14,14 @@ _PRUNED_SHOWN = 8
 
 def describer(algorithm: str) -> Describe:
     """The algorithm's one-line description of a node, as the text trace writes it."""
-    from reference_agents.trace import alphabeta, expectiminimax, maxn, mcts, minimax, negamax
+    from ply_arena.reference_agents.trace import (
+        alphabeta,
+        expectiminimax,
+        maxn,
+        mcts,
+        minimax,
+        negamax,
+    )
 
     modules = {
         "alphabeta": alphabeta,
@@ -51,7 +58,7 @@ def render_text(trace: Trace) -> str:
         lines.append("root: " + describe(root, trace) + (f"  best {best}" if best else ""))
         _walk(root, "", trace, describe, lines)
     if trace.simulations:
-        from reference_agents.trace.mcts import simulations_text
+        from ply_arena.reference_agents.trace.mcts import simulations_text
 
         lines.append("")
         lines += simulations_text(trace)

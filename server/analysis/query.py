@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from protocol.errors import ErrorCode
-from protocol.wire import clip
-from reference_agents.trace import DEFAULT_LIMIT
-from server.analysis.runner import AnalysisError, AnalysisRequest
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.wire import clip
+from ply_arena.reference_agents.trace import DEFAULT_LIMIT
+from ply_arena.server.analysis.runner import AnalysisError, AnalysisRequest
 
 #: Characters of ``moves``: a whole backgammon game is about 3,000.
 MAX_MOVES_CHARS = 8000

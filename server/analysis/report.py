@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import games
-import reference_agents
-from games import Game, State
-from reference_agents.registry import agent_options, check_options, parse_spec
-from reference_agents.trace._model import DEFAULT_BUDGET, DEFAULT_LIMIT, Trace
+from ply_arena import games, reference_agents
+from ply_arena.games import Game, State
+from ply_arena.reference_agents.registry import agent_options, check_options, parse_spec
+from ply_arena.reference_agents.trace._model import DEFAULT_BUDGET, DEFAULT_LIMIT, Trace
 
 #: Thinking time when neither a depth nor a move time is given.
 DEFAULT_MOVE_TIME = 1.0
@@ -139,7 +138,7 @@ def analyze_position(
     agent = reference_agents.make(p.agent, game, **p.options)
     recorded: Trace | None = None
     if trace:
-        from reference_agents.trace import View, record
+        from ply_arena.reference_agents.trace import View, record
 
         view = View(
             levels=trace_depth,
@@ -169,7 +168,7 @@ def analyze_position(
         "comment": info.comment,
     }
     if recorded is not None:
-        from reference_agents.trace import render_text
+        from ply_arena.reference_agents.trace import render_text
 
         report["trace"] = recorded.as_json()
         report["trace_text"] = render_text(recorded)
@@ -182,7 +181,7 @@ def trace_nodes(game: Game, root_state: State, trace: Trace) -> dict[str, dict[s
     """For each node shown: the position there (the game's JSON) and its line of the text
     trace, by node id. The position is found by playing the moves from the root, as the
     search did (a chance node's children are its outcomes, e.g. a roll of the dice)."""
-    from reference_agents.trace.render import describer
+    from ply_arena.reference_agents.trace.render import describer
 
     if trace.root is None:
         return {}

@@ -16,11 +16,11 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.errors import ErrorCode
-from server import subprocesses
-from server.analysis import worker
-from server.analysis.report import prepare
-from server.settings import Settings
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.server import subprocesses
+from ply_arena.server.analysis import worker
+from ply_arena.server.analysis.report import prepare
+from ply_arena.server.settings import Settings
 
 #: How long the page and the API tell a refused caller to wait (``Retry-After``).
 RETRY_AFTER_S = 2

@@ -1,7 +1,7 @@
 """What runs in an analysis process: one ``analyze_position``, its outcome sent back by pipe.
 
-One process per analysis, forked from the fork server (``server.subprocesses``), so that the
-server can stop a search that runs past its time by killing it: a thread could not be stopped,
+One process per analysis, forked from the fork server (``ply_arena.server.subprocesses``), so that
+the server can stop a search that runs past its time by killing it: a thread could not be stopped,
 and a search on the event loop would hold up every match.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from multiprocessing.connection import Connection
 from typing import Any
 
-from reference_agents.trace import TraceTooLarge
-from server.analysis.report import analyze_position
-from server.subprocesses import init_helper
+from ply_arena.reference_agents.trace import TraceTooLarge
+from ply_arena.server.analysis.report import analyze_position
+from ply_arena.server.subprocesses import init_helper
 
 
 def run(conn: Connection, server_pid: int, request: dict[str, Any]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from server.api import analyze, bots, classes, games, leaderboard, matches, tournaments
+from ply_arena.server.api import analyze, bots, classes, games, leaderboard, matches, tournaments
 
 routes = [
     Route("/health", games.health, methods=["GET"]),

@@ -10,9 +10,9 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from server.analysis.query import analysis_request
-from server.analysis.runner import AnalysisError
-from server.api.errors import error_response
+from ply_arena.server.analysis.query import analysis_request
+from ply_arena.server.analysis.runner import AnalysisError
+from ply_arena.server.api.errors import error_response
 
 
 async def analyze(request: Request) -> Response:

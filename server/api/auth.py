@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
-from protocol.errors import ErrorCode
-from server.api.errors import ApiError
-from server.db.models import Bot, Classroom
-from server.repositories.bots import token_matches
-from server.repositories.classes import class_by_instructor_token
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.server.api.errors import ApiError
+from ply_arena.server.db.models import Bot, Classroom
+from ply_arena.server.repositories.bots import token_matches
+from ply_arena.server.repositories.classes import class_by_instructor_token
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from typing import Any
 
 from starlette.requests import Request
 
-from protocol.errors import ErrorCode
-from protocol.wire import clip
-from server.api.errors import ApiError
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.wire import clip
+from ply_arena.server.api.errors import ApiError
 
 MAX_BODY_BYTES = 64 * 1024
 

@@ -9,14 +9,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from protocol.errors import ErrorCode
-from protocol.wire import clip
-from server.api.auth import admin_or_instructor, may_manage_bot, require_admin_only
-from server.api.body import read_json_body
-from server.api.errors import ApiError
-from server.db.models import Bot
-from server.repositories import bots
-from server.repositories.matches import iso
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.wire import clip
+from ply_arena.server.api.auth import admin_or_instructor, may_manage_bot, require_admin_only
+from ply_arena.server.api.body import read_json_body
+from ply_arena.server.api.errors import ApiError
+from ply_arena.server.db.models import Bot
+from ply_arena.server.repositories import bots
+from ply_arena.server.repositories.matches import iso
 
 
 def render_bot(bot: Bot) -> dict[str, Any]:

@@ -16,17 +16,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from protocol.errors import ErrorCode
-from protocol.wire import clip
-from server.api.auth import admin_or_instructor, may_manage_class, require_admin_only
-from server.api.body import read_json_body
-from server.api.bots import render_bot
-from server.api.errors import ApiError
-from server.api.throttle import AddressThrottle
-from server.db.models import Bot, Classroom
-from server.repositories import bots as bot_repo
-from server.repositories import classes as class_repo
-from server.repositories.matches import iso
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.wire import clip
+from ply_arena.server.api.auth import admin_or_instructor, may_manage_class, require_admin_only
+from ply_arena.server.api.body import read_json_body
+from ply_arena.server.api.bots import render_bot
+from ply_arena.server.api.errors import ApiError
+from ply_arena.server.api.throttle import AddressThrottle
+from ply_arena.server.db.models import Bot, Classroom
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import classes as class_repo
+from ply_arena.server.repositories.matches import iso
 
 
 def render_class(classroom: Classroom) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from protocol.errors import ErrorCode
-from protocol.wire import clip
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.wire import clip
 
 log = logging.getLogger("arena.api")
 

@@ -8,9 +8,9 @@ from sqlalchemy import text
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-import games
-from protocol.messages import PROTOCOL_VERSION
-from server import time_controls
+from ply_arena import games
+from ply_arena.protocol.messages import PROTOCOL_VERSION
+from ply_arena.server import time_controls
 
 
 async def health(request: Request) -> JSONResponse:

@@ -1,5 +1,5 @@
 """Leaderboards and bot pages: ``GET /api/leaderboard/{game}``, ``GET /api/bots/{name}`` and
-``GET /api/bots/{name}/ratings?game=``; the data is built by server.ratings.report."""
+``GET /api/bots/{name}/ratings?game=``; the data is built by ply_arena.server.ratings.report."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from protocol.errors import ErrorCode
-from protocol.wire import clip
-from server.api.errors import ApiError
-from server.api.params import known_game, page
-from server.db.models import Bot
-from server.ratings import report
-from server.repositories import bots as bot_repo
-from server.repositories import classes as class_repo
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.wire import clip
+from ply_arena.server.api.errors import ApiError
+from ply_arena.server.api.params import known_game, page
+from ply_arena.server.db.models import Bot
+from ply_arena.server.ratings import report
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import classes as class_repo
 
 
 async def leaderboard(request: Request) -> JSONResponse:

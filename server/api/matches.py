@@ -9,13 +9,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from protocol.errors import ErrorCode
-from protocol.verify import RECORD_VERSION
-from protocol.wire import clip
-from server.api.errors import ApiError
-from server.api.params import known_game, page
-from server.replay import replay_match
-from server.repositories import matches
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.verify import RECORD_VERSION
+from ply_arena.protocol.wire import clip
+from ply_arena.server.api.errors import ApiError
+from ply_arena.server.api.params import known_game, page
+from ply_arena.server.replay import replay_match
+from ply_arena.server.repositories import matches
 
 
 async def list_matches(request: Request) -> JSONResponse:

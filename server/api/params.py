@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-import games
-from protocol.errors import ErrorCode
-from protocol.messages import MAX_WIRE_INT
-from protocol.wire import clip
-from server.api.errors import ApiError
+from ply_arena import games
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import MAX_WIRE_INT
+from ply_arena.protocol.wire import clip
+from ply_arena.server.api.errors import ApiError
 
 MAX_PAGE = 200
 DEFAULT_PAGE = 50

@@ -22,21 +22,21 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-import games
-from protocol.errors import ErrorCode
-from protocol.wire import clip
-from server import time_controls
-from server.api.auth import Caller, admin_or_instructor
-from server.api.body import read_json_body
-from server.api.errors import ApiError
-from server.db.models import Bot, Classroom, Tournament
-from server.repositories import bots as bot_repo
-from server.repositories import classes as class_repo
-from server.repositories import tournaments as repo
-from server.repositories.matches import iso
-from server.tournaments import export
-from server.tournaments.spec import Format, TournamentRequest
-from server.tournaments.table import read_document
+from ply_arena import games
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.wire import clip
+from ply_arena.server import time_controls
+from ply_arena.server.api.auth import Caller, admin_or_instructor
+from ply_arena.server.api.body import read_json_body
+from ply_arena.server.api.errors import ApiError
+from ply_arena.server.db.models import Bot, Classroom, Tournament
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import classes as class_repo
+from ply_arena.server.repositories import tournaments as repo
+from ply_arena.server.repositories.matches import iso
+from ply_arena.server.tournaments import export
+from ply_arena.server.tournaments.spec import Format, TournamentRequest
+from ply_arena.server.tournaments.table import read_document
 
 #: Which state each action may start from, and where it leads.
 TRANSITIONS = {

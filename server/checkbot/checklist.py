@@ -1,6 +1,6 @@
 """The verdicts of ``arena check-bot``: pure functions from what the session observed
-(:class:`~server.checkbot.session.Observations`: the relay's frames, the stored match records)
-to a checklist of :class:`Item`.
+(:class:`~ply_arena.server.checkbot.session.Observations`: the relay's frames, the stored match
+records) to a checklist of :class:`Item`.
 
 Each item judges one thing only, so that a bot with one bug fails one item: a move refused for a
 stale ``ply`` is the ply item's, even though the turn then times out; a move sent after its turn
@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from protocol.messages import PROTOCOL_VERSION
-from server.checkbot.relay import Frame, Link
-from server.checkbot.session import (
+from ply_arena.protocol.messages import PROTOCOL_VERSION
+from ply_arena.server.checkbot.relay import Frame, Link
+from ply_arena.server.checkbot.session import (
     STEP_CHANCE,
     STEP_FORCED,
     STEP_PLAIN,

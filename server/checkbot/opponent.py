@@ -19,7 +19,7 @@ import websockets
 from pydantic import BaseModel, ValidationError
 from websockets.asyncio.client import ClientConnection
 
-from protocol.messages import (
+from ply_arena.protocol.messages import (
     PROTOCOL_VERSION,
     Challenge,
     ChallengeDeclined,
@@ -39,7 +39,7 @@ from protocol.messages import (
     Welcome,
     server_message_adapter,
 )
-from server.checkbot._changes import Changes
+from ply_arena.server.checkbot._changes import Changes
 
 
 class CheckerError(RuntimeError):

@@ -35,7 +35,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.http11 import Request, Response
 
-from server.checkbot._changes import Changes
+from ply_arena.server.checkbot._changes import Changes
 
 #: Ids of the pings the relay sends the bot itself: far above the arena's (1, 2, 3, ...).
 INJECTED_PING_BASE = 2**50

@@ -17,7 +17,7 @@
 
 The checker resigns a match once the bot has moved :data:`MAX_BOT_MOVES` times in it: enough to
 see how it plays, short enough for long games. Nothing is decided here: everything observed goes
-into :class:`Observations` for :mod:`server.checkbot.checklist`.
+into :class:`Observations` for :mod:`ply_arena.server.checkbot.checklist`.
 """
 
 from __future__ import annotations
@@ -30,15 +30,15 @@ from typing import Any, Literal
 
 import httpx
 
-from protocol.messages import MIN_MOVE_MS, MatchEnd, Policy, TimeControl
-from server.checkbot.opponent import (
+from ply_arena.protocol.messages import MIN_MOVE_MS, MatchEnd, Policy, TimeControl
+from ply_arena.server.checkbot.opponent import (
     ChallengeRefused,
     CheckerBot,
     CheckerError,
     CheckerMatch,
     resign_after,
 )
-from server.checkbot.relay import Cut, Frame, Link, Relay
+from ply_arena.server.checkbot.relay import Cut, Frame, Link, Relay
 
 STEP_PLAIN = "plain"
 STEP_FORCED = "forced"
@@ -150,7 +150,7 @@ class Session:
 
     async def run(self) -> Observations:
         """Run every step; CheckSetupError when the check cannot start."""
-        from server.cli.replay import server_address
+        from ply_arena.server.cli.replay import server_address
 
         config = self.config
         self.http = httpx.AsyncClient(base_url=server_address(config.url), timeout=30)

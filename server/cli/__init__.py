@@ -47,7 +47,7 @@ def _root() -> None:
 
 
 # Each module defines `register(app)`; heavy imports stay inside the commands.
-from server.cli import (  # noqa: E402
+from ply_arena.server.cli import (  # noqa: E402
     agent,
     analyze,
     bots,
@@ -105,7 +105,7 @@ _use_arena_classes(app)
 
 
 def main() -> None:
-    from server.settings import SettingsError
+    from ply_arena.server.settings import SettingsError
 
     try:
         app()

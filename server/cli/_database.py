@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from server.db.sqlite_file import problem
+from ply_arena.server.db.sqlite_file import problem
 
 
 def sqlite_file(db_url: str) -> Path | None:
@@ -27,7 +27,7 @@ def database_url(db: str | None, *, init_db: bool = False, elsewhere: str = "") 
     """The database URL to use; says which on stderr, and refuses a missing SQLite file unless
     ``init_db`` (exit status 1, naming the path looked for and how to point at the right one;
     ``elsewhere`` adds another way, such as --url)."""
-    from server.settings import Settings
+    from ply_arena.server.settings import Settings
 
     url = Settings.from_env(db_url=db).db_url
     if db:
@@ -60,7 +60,7 @@ def database_url(db: str | None, *, init_db: bool = False, elsewhere: str = "") 
 
 def run_in_session(db_url: str, work: Any) -> Any:
     """Run ``await work(session)`` in one unit of work on a migrated database."""
-    from server.db.database import Database
+    from ply_arena.server.db.database import Database
 
     async def main() -> Any:
         database = Database(db_url)

@@ -107,10 +107,10 @@ def register(app: typer.Typer) -> None:
         """Play GAME on a server as a remote bot driven by the reference agent AGENT."""
         import logging
 
-        import games
-        from protocol.client import BotError, check_url, run_bot
-        from protocol.messages import Policy, TimeControl
-        from reference_agents.registry import agent_names, make, parse_spec
+        from ply_arena import games
+        from ply_arena.protocol.client import BotError, check_url, run_bot
+        from ply_arena.protocol.messages import Policy, TimeControl
+        from ply_arena.reference_agents.registry import agent_names, make, parse_spec
 
         logging.basicConfig(
             level=logging.WARNING if quiet else logging.INFO,

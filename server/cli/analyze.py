@@ -9,8 +9,8 @@ The position is the one after ``--moves`` (the game's notation, space separated,
 with spaces such as ``8/5 6/5`` read as one move; Connect Four
 also takes a Pons digit string such as ``4453``). Prints the board, its value for the side to
 move, the best move, the principal variation, nodes and depth reached. ``--trace`` records that
-same search (``reference_agents.trace``) and adds its tree: the answer printed is the traced
-search's own. ``--trace-depth`` (levels), ``--trace-limit`` (nodes, level by level) and
+same search (``ply_arena.reference_agents.trace``) and adds its tree: the answer printed is the
+traced search's own. ``--trace-depth`` (levels), ``--trace-limit`` (nodes, level by level) and
 ``--trace-simulations`` (MCTS: the four phases of the first N) choose what is shown, and imply
 ``--trace``; ``--trace-budget`` bounds the nodes a traced search may visit.
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 import typer
 
-from reference_agents.trace._model import DEFAULT_BUDGET, DEFAULT_LIMIT
+from ply_arena.reference_agents.trace._model import DEFAULT_BUDGET, DEFAULT_LIMIT
 
 
 def register(app: typer.Typer) -> None:
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         wants_trace = (
             trace or trace_depth is not None or trace_limit is not None or trace_simulations > 0
         )
-        from server.analysis.report import analyze_position
+        from ply_arena.server.analysis.report import analyze_position
 
         try:
             report = analyze_position(

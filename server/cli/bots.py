@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from server.cli._database import database_url, run_in_session
+from ply_arena.server.cli._database import database_url, run_in_session
 
 _DB_HELP = "Database URL or SQLite file path (default: ARENA_DB_URL or arena.db here)."
 
@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Create a bot and print its token (shown this once only)."""
-        from server.repositories import bots
+        from ply_arena.server.repositories import bots
 
         url = database_url(db, init_db=init_db)
         try:
@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
         db: str = typer.Option(None, "--db", help=_DB_HELP),
     ) -> None:
         """Give a bot a new token (printed once); the old one stops working."""
-        from server.repositories import bots
+        from ply_arena.server.repositories import bots
 
         url = database_url(db)
         try:
@@ -73,14 +73,14 @@ def register(app: typer.Typer) -> None:
 
 
 async def _create(session: Any, name: str) -> str:
-    from server.repositories import bots
+    from ply_arena.server.repositories import bots
 
     _, token = await bots.create_bot(session, name)
     return token
 
 
 async def _list(session: Any) -> list[tuple[str, bool, str]]:
-    from server.repositories import bots
-    from server.repositories.matches import iso
+    from ply_arena.server.repositories import bots
+    from ply_arena.server.repositories.matches import iso
 
     return [(b.name, b.enabled, iso(b.created_at)) for b in await bots.list_bots(session)]

@@ -67,9 +67,9 @@ def register(app: typer.Typer) -> None:
         forced moves, match ends, two matches at once, reconnection, dice."""
         import asyncio
 
-        from protocol.client import check_url
-        from server.checkbot.checklist import judge, report
-        from server.checkbot.session import CheckConfig, CheckSetupError, run_check
+        from ply_arena.protocol.client import check_url
+        from ply_arena.server.checkbot.checklist import judge, report
+        from ply_arena.server.checkbot.session import CheckConfig, CheckSetupError, run_check
 
         try:
             check_url(url)

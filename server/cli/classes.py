@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from server.cli._database import database_url, run_in_session
+from ply_arena.server.cli._database import database_url, run_in_session
 
 _DB_HELP = "Database URL or SQLite file path (default: ARENA_DB_URL or arena.db here)."
 
@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Create a class: print its join code and its instructor's token (shown once)."""
-        from server.repositories import classes
+        from ply_arena.server.repositories import classes
 
         url = database_url(db, init_db=init_db)
         try:
@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.table import Table
 
-        from server.repositories import classes
+        from ply_arena.server.repositories import classes
 
         try:
             code, open_, members = run_in_session(database_url(db), lambda s: _show(s, name))
@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
         Console().print(table)
 
     def _change(name: str, db: str | None, work: Any, done: str) -> None:
-        from server.repositories import classes
+        from ply_arena.server.repositories import classes
 
         try:
             shown = run_in_session(database_url(db), lambda s: _on_class(s, name, work))
@@ -94,7 +94,7 @@ def register(app: typer.Typer) -> None:
         db: str = typer.Option(None, "--db", help=_DB_HELP),
     ) -> None:
         """Give the class a new join code; the old one registers nobody from now on."""
-        from server.repositories import classes
+        from ply_arena.server.repositories import classes
 
         async def work(session: Any, classroom: Any) -> str:
             return classes.show_code(await classes.rotate_join_code(session, classroom))
@@ -123,7 +123,7 @@ def register(app: typer.Typer) -> None:
         db: str = typer.Option(None, "--db", help=_DB_HELP),
     ) -> None:
         """Give the class's instructor a new token (printed once); the old one stops working."""
-        from server.repositories import classes
+        from ply_arena.server.repositories import classes
 
         async def work(session: Any, classroom: Any) -> str:
             return await classes.rotate_instructor_token(session, classroom)
@@ -173,7 +173,7 @@ def _fail(exc: Exception) -> None:
 
 def _opener(open_: bool) -> Any:
     async def work(session: Any, classroom: Any) -> str:
-        from server.repositories import classes
+        from ply_arena.server.repositories import classes
 
         await classes.set_join_open(session, classroom, open_)
         return ""
@@ -182,14 +182,14 @@ def _opener(open_: bool) -> Any:
 
 
 async def _create(session: Any, name: str) -> tuple[str, str]:
-    from server.repositories import classes
+    from ply_arena.server.repositories import classes
 
     classroom, token = await classes.create_class(session, name)
     return classes.show_code(classroom.join_code), token
 
 
 async def _list(session: Any) -> list[tuple[str, ...]]:
-    from server.repositories import classes
+    from ply_arena.server.repositories import classes
 
     rows: list[tuple[str, ...]] = []
     for c in await classes.list_classes(session):
@@ -207,7 +207,7 @@ async def _list(session: Any) -> list[tuple[str, ...]]:
 
 
 async def _show(session: Any, name: str) -> tuple[str, bool, list[tuple[str, ...]]]:
-    from server.repositories import classes
+    from ply_arena.server.repositories import classes
 
     classroom = await classes.require_class(session, name)
     members: list[tuple[str, ...]] = [
@@ -218,6 +218,6 @@ async def _show(session: Any, name: str) -> tuple[str, bool, list[tuple[str, ...
 
 
 async def _on_class(session: Any, name: str, work: Any) -> Any:
-    from server.repositories import classes
+    from ply_arena.server.repositories import classes
 
     return await work(session, await classes.require_class(session, name))

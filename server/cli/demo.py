@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """A server with house bots and remote reference agents playing every game: the
         leaderboards fill within a minute. For a class, use `arena serve`."""
-        from server.db.server_mark import running_server
+        from ply_arena.server.db.server_mark import running_server
 
         other = running_server(f"sqlite+aiosqlite:///{db}") if db else None
         if other is not None:
@@ -72,12 +72,12 @@ def register(app: typer.Typer) -> None:
 
 
 async def run_demo(host: str, port: int, db: Path, minutes: float | None) -> None:
-    import games
-    from protocol.client import BotClient
-    from reference_agents.registry import make, parse_spec
-    from server.app import create_app, make_server
-    from server.repositories import bots as bot_repo
-    from server.settings import Settings
+    from ply_arena import games
+    from ply_arena.protocol.client import BotClient
+    from ply_arena.reference_agents.registry import make, parse_spec
+    from ply_arena.server.app import create_app, make_server
+    from ply_arena.server.repositories import bots as bot_repo
+    from ply_arena.server.settings import Settings
 
     admin_token = secrets.token_urlsafe(24)
     settings = Settings.from_env(
@@ -98,8 +98,8 @@ async def run_demo(host: str, port: int, db: Path, minutes: float | None) -> Non
     server = make_server(app, settings, log_level="warning")
     # The demo's terminal shows its banner and the standings, not a line per match and login,
     # nor the remote bots' reconnection attempts as the server goes down.
-    logging.getLogger("server").setLevel(logging.WARNING)
-    logging.getLogger("protocol.client").setLevel(logging.ERROR)
+    logging.getLogger("ply_arena.server").setLevel(logging.WARNING)
+    logging.getLogger("ply_arena.protocol.client").setLevel(logging.ERROR)
     serving = asyncio.create_task(server.serve())
     while not server.started:
         if serving.done():
@@ -156,8 +156,7 @@ async def run_demo(host: str, port: int, db: Path, minutes: float | None) -> Non
 
 
 def _banner(base: str, ws_url: str, admin_token: str, db: Path, minutes: float | None) -> None:
-    import games
-
+    from ply_arena import games
     lines = [
         "",
         f"Ply Arena demo on {base}  (database: {db})",
@@ -181,10 +180,10 @@ def _banner(base: str, ws_url: str, admin_token: str, db: Path, minutes: float |
 
 async def _standings(db: Path) -> None:
     """The top of every game's leaderboard, printed as the demo ends."""
-    import games
-    from server.cli.ratings import print_leaderboard
-    from server.db.database import Database
-    from server.ratings import report
+    from ply_arena import games
+    from ply_arena.server.cli.ratings import print_leaderboard
+    from ply_arena.server.db.database import Database
+    from ply_arena.server.ratings import report
 
     database = Database(f"sqlite+aiosqlite:///{db}")
     try:

@@ -12,8 +12,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.table import Table
 
-        import games
-
+        from ply_arena import games
         table = Table("name", "players", "chance", "summary")
         for name in games.names():
             game = games.get(name)

@@ -102,8 +102,8 @@ class Match:
     def __init__(
         self, game_name: str, specs: list[str], *, seed: int | None = None, move_time: float = 0.1
     ) -> None:
-        import games
-        from reference_agents.registry import make, parse_spec
+        from ply_arena import games
+        from ply_arena.reference_agents.registry import make, parse_spec
 
         self.game = games.get(game_name)
         if len(specs) != self.game.num_players:

@@ -36,8 +36,7 @@ def register(app: typer.Typer) -> None:
         """The leaderboard of GAME: rank, conservative rating (mu - 3 sigma), mu, sigma, record."""
         import json
 
-        import games
-
+        from ply_arena import games
         if game not in games.names():
             typer.echo(f"error: unknown game {game!r}: known games are {', '.join(games.names())}")
             raise typer.Exit(2)
@@ -64,11 +63,11 @@ def register(app: typer.Typer) -> None:
         Gives exactly what the incremental updates gave, or what the current ARENA_RATING_*
         settings give. Stop the server first: it keeps the ratings it pairs by in memory.
         """
-        from server.cli._database import database_url, run_in_session
-        from server.db.server_mark import running_server
-        from server.ratings import RatingModel
-        from server.ratings.rebuild import rebuild as rebuild_ratings
-        from server.settings import Settings
+        from ply_arena.server.cli._database import database_url, run_in_session
+        from ply_arena.server.db.server_mark import running_server
+        from ply_arena.server.ratings import RatingModel
+        from ply_arena.server.ratings.rebuild import rebuild as rebuild_ratings
+        from ply_arena.server.settings import Settings
 
         model = RatingModel.from_settings(Settings.from_env())
         url = database_url(db)
@@ -90,10 +89,10 @@ def register(app: typer.Typer) -> None:
 def _local(
     db: str | None, game: str, limit: int, offset: int, class_name: str | None
 ) -> dict[str, Any]:
-    from server.cli._database import database_url, run_in_session
-    from server.ratings import report
-    from server.repositories import classes
-    from server.settings import Settings
+    from ply_arena.server.cli._database import database_url, run_in_session
+    from ply_arena.server.ratings import report
+    from ply_arena.server.repositories import classes
+    from ply_arena.server.settings import Settings
 
     provisional = Settings.from_env().provisional_matches
 
@@ -117,7 +116,7 @@ def _from_server(
 ) -> dict[str, Any]:
     import httpx
 
-    from server.cli.replay import server_address
+    from ply_arena.server.cli.replay import server_address
 
     url = server_address(url)  # http://HOST:PORT, also from the bots' ws://HOST:PORT/ws
     address = f"{url}/api/leaderboard/{game}"

@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from protocol.wire import escape_controls
+from ply_arena.protocol.wire import escape_controls
 
 #: Where ``arena replay`` looks when --url is not given (``arena serve``'s default address).
 DEFAULT_URL = "http://127.0.0.1:8000"

@@ -21,13 +21,13 @@ def register(app: typer.Typer) -> None:
         The database is migrated on start; matches a crash left running are closed as aborted.
         The admin token comes from ARENA_ADMIN_TOKEN, or is generated and printed on first start.
         """
-        from server.app import create_app, make_server
-        from server.db.server_mark import running_server
-        from server.settings import Settings
+        from ply_arena.server.app import create_app, make_server
+        from ply_arena.server.db.server_mark import running_server
+        from ply_arena.server.settings import Settings
 
         settings = Settings.from_env(host=host, port=port, db_url=db)
-        from server.cli._database import sqlite_file
-        from server.db.sqlite_file import problem
+        from ply_arena.server.cli._database import sqlite_file
+        from ply_arena.server.db.sqlite_file import problem
 
         path = sqlite_file(settings.db_url)
         refused = problem(path) if path is not None else None

@@ -217,7 +217,7 @@ def _call(
     """The server's answer (JSON, or text with ``raw``); a coded error exits 1 with it."""
     import httpx
 
-    from server.cli.replay import server_address
+    from ply_arena.server.cli.replay import server_address
 
     base = server_address(url)
     headers = {"Authorization": f"Bearer {token.strip()}"} if token else {}

@@ -4,8 +4,8 @@
     arena verify XKokkwqBv5c --url http://HOST:PORT  # fetched from a server first
     curl -s URL/api/matches/ID/record | arena verify -
 
-The check is :func:`protocol.verify.verify_record`: the seed against the commitment, every die
-re-rolled from the seed, every move replayed through ``games``, the result confirmed. Exit
+The check is :func:`ply_arena.protocol.verify.verify_record`: the seed against the commitment, every
+die re-rolled from the seed, every move replayed through ``games``, the result confirmed. Exit
 status 0 when the record holds, 1 when something disagrees (each thing printed), 2 when there is
 no record to read.
 """
@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check a match record: dice against the seed, every move against the rules, the result
         against the end. Works offline on a downloaded record."""
-        from protocol.verify import report, verify_record
+        from ply_arena.protocol.verify import report, verify_record
 
         record = _fetch(source, url) if url else _read(source)
         found = verify_record(record)
@@ -60,7 +60,7 @@ def _read(source: str) -> dict[str, Any]:
 def _fetch(match_id: str, url: str) -> dict[str, Any]:
     import httpx
 
-    from server.cli.replay import server_address
+    from ply_arena.server.cli.replay import server_address
 
     base = server_address(url)
     try:

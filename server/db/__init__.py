@@ -1,7 +1,7 @@
 """Storage: the async database handle and the ORM models."""
 
-from server.db.database import Database
-from server.db.models import (
+from ply_arena.server.db.database import Database
+from ply_arena.server.db.models import (
     AdminToken,
     Base,
     Bot,
@@ -11,7 +11,7 @@ from server.db.models import (
     Result,
     Seat,
 )
-from server.db.recorder import Recorder
+from ply_arena.server.db.recorder import Recorder
 
 __all__ = [
     "AdminToken",

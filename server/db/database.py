@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from server.db.recorder import Recorder
+from ply_arena.server.db.recorder import Recorder
 
 _SERVER_DIR = Path(__file__).resolve().parent.parent
 #: How long a writer waits for SQLite's write lock before failing.

@@ -13,8 +13,8 @@ from sqlalchemy import JSON, ForeignKey, Index, MetaData, String
 from sqlalchemy import false as sa_false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from protocol.dice import LEGACY_SCHEME as LEGACY_DICE_SCHEME
-from protocol.dice import SCHEME as DICE_SCHEME
+from ply_arena.protocol.dice import LEGACY_SCHEME as LEGACY_DICE_SCHEME
+from ply_arena.protocol.dice import SCHEME as DICE_SCHEME
 
 # Named constraints keep Alembic migrations deterministic across databases.
 NAMING_CONVENTION = {

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 if TYPE_CHECKING:
-    from server.db.database import Database
+    from ply_arena.server.db.database import Database
 
 log = logging.getLogger(__name__)
 

@@ -1,14 +1,14 @@
 """House bots: reference agents the server runs itself as ladder members.
 
 Configured by ``settings.house_bots`` (``ARENA_HOUSE_BOTS``, read by
-:mod:`server.house.config`). Each is a real bot in the ``bots`` table (``house`` true, ``agent``
-its spec, a name such as ``house-mcts-0.2``, no token anyone knows), so its matches, clocks,
-records and ratings are those of any bot, and a restart finds the same bot again. It connects to
-the referee in-process (:mod:`server.house.bot`) and searches in a process pool
-(:mod:`server.house.pool`), never on the event loop.
+:mod:`ply_arena.server.house.config`). Each is a real bot in the ``bots`` table (``house`` true,
+``agent`` its spec, a name such as ``house-mcts-0.2``, no token anyone knows), so its matches,
+clocks, records and ratings are those of any bot, and a restart finds the same bot again. It
+connects to the referee in-process (:mod:`ply_arena.server.house.bot`) and searches in a process
+pool (:mod:`ply_arena.server.house.pool`), never on the event loop.
 
-The lobby calls on them (``server.referee.pairing``): a bot that waits alone in any queue for
-``house_wait_s`` meets a house bot, chosen at random among those that play fewer than
+The lobby calls on them (``ply_arena.server.referee.pairing``): a bot that waits alone in any queue
+for ``house_wait_s`` meets a house bot, chosen at random among those that play fewer than
 ``house_max_matches`` matches. With ``house_self_play`` they also wait in their games' default
 queues and play each other.
 
@@ -22,14 +22,14 @@ import asyncio
 import contextlib
 import logging
 
-from protocol.errors import ErrorCode
-from protocol.messages import ErrorMessage
-from server.house.bot import HouseBot
-from server.house.config import HouseConfigError, HouseSpec, house_name, parse_house_bots
-from server.house.pool import SearchPool
-from server.referee import Referee
-from server.repositories import bots as bot_repo
-from server.settings import Settings
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import ErrorMessage
+from ply_arena.server.house.bot import HouseBot
+from ply_arena.server.house.config import HouseConfigError, HouseSpec, house_name, parse_house_bots
+from ply_arena.server.house.pool import SearchPool
+from ply_arena.server.referee import Referee
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.settings import Settings
 
 __all__ = [
     "House",

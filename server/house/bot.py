@@ -1,6 +1,6 @@
 """A house bot's connection: in the server's process, but to the referee a bot like any other.
 
-It implements ``server.referee.connections.BotConnection``: the referee sends it the same
+It implements ``ply_arena.server.referee.connections.BotConnection``: the referee sends it the same
 ``match_start``, ``turn`` (the same JSON text) and ``match_end`` as a remote bot, runs the same
 clocks on it, and it answers each turn with a ``MakeMove`` through the referee's normal move path
 (``Referee.move``). The search runs in the house's process pool; the event loop only parses the
@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from protocol.errors import ErrorCode
-from protocol.messages import (
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import (
     AcceptChallenge,
     ChallengeReceived,
     DeclineChallenge,
@@ -33,9 +33,9 @@ from protocol.messages import (
     MoveInfo,
     ServerMessage,
 )
-from server.house.config import HouseSpec
-from server.house.pool import SearchFailed, SearchPool
-from server.referee import Referee, RefereeError
+from ply_arena.server.house.config import HouseSpec
+from ply_arena.server.house.pool import SearchFailed, SearchPool
+from ply_arena.server.referee import Referee, RefereeError
 
 log = logging.getLogger(__name__)
 

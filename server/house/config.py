@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import games
+from ply_arena import games
 
 #: Thinking time per move when a spec gives no ``@SECONDS``.
 DEFAULT_SECONDS = 1.0
@@ -104,7 +104,7 @@ def parse_house_bots(text: str) -> list[HouseSpec]:
 
 def default_house_bots() -> str:
     """What ``default`` stands for, in the ``ARENA_HOUSE_BOTS`` format."""
-    from reference_agents import applicable_agents
+    from ply_arena.reference_agents import applicable_agents
 
     entries = []
     for name in games.names():
@@ -153,7 +153,7 @@ def _agent_specs(rest: str) -> list[str]:
 
 
 def _parse_spec(spec_text: str, game: games.Game, entry: str) -> HouseSpec:
-    from reference_agents.registry import make, parse_spec
+    from ply_arena.reference_agents.registry import make, parse_spec
 
     where = f"ARENA_HOUSE_BOTS entry {entry!r}, agent {spec_text!r}"
     body, at, seconds_text = spec_text.rpartition("@") if "@" in spec_text else (spec_text, "", "")

@@ -16,8 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from server import subprocesses
-from server.house import worker
+from ply_arena.server import subprocesses
+from ply_arena.server.house import worker
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ import os
 import time
 from typing import Any
 
-import games
-from reference_agents import Agent, make
-from server.subprocesses import init_helper
+from ply_arena import games
+from ply_arena.reference_agents import Agent, make
+from ply_arena.server.subprocesses import init_helper
 
 #: The shortest time limit a search is given, even when its deadline has passed.
 MIN_LIMIT_S = 0.005
@@ -26,7 +26,7 @@ _agents: dict[tuple[str, str], Agent] = {}
 
 
 def init(server_pid: int | None = None) -> None:
-    """Run once in every worker process (see ``server.subprocesses.init_helper``)."""
+    """Run once in every worker process (see ``ply_arena.server.subprocesses.init_helper``)."""
     init_helper(server_pid)
 
 
@@ -66,7 +66,8 @@ def _agent(game_name: str, agent: str, options: dict[str, Any]) -> Agent:
 
 
 def move_info(info: dict[str, Any]) -> dict[str, Any]:
-    """A SearchInfo's JSON cut to what a move's ``info`` holds (protocol.messages.MoveInfo)."""
+    """A SearchInfo's JSON cut to what a move's ``info`` holds
+    (ply_arena.protocol.messages.MoveInfo)."""
     out: dict[str, Any] = {}
     for key in ("depth", "nodes"):
         value = info.get(key)

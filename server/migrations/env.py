@@ -10,8 +10,8 @@ from alembic import context
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from server.db.models import Base
-from server.settings import DEFAULT_DB_URL
+from ply_arena.server.db.models import Base
+from ply_arena.server.settings import DEFAULT_DB_URL
 
 config = context.config
 target_metadata = Base.metadata

@@ -16,17 +16,17 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-import games
-from games import Game, State
-from reference_agents.registry import applicable_agents
-from reference_agents.trace import DEFAULT_LIMIT
-from server.analysis.query import MAX_AGENT_CHARS, MAX_MOVES_CHARS, analysis_request
-from server.analysis.report import parse_moves
-from server.analysis.runner import AnalysisError
-from server.pages import words
-from server.pages.errors import PageError
-from server.pages.svg.boards import board_svg
-from server.pages.templating import render
+from ply_arena import games
+from ply_arena.games import Game, State
+from ply_arena.reference_agents.registry import applicable_agents
+from ply_arena.reference_agents.trace import DEFAULT_LIMIT
+from ply_arena.server.analysis.query import MAX_AGENT_CHARS, MAX_MOVES_CHARS, analysis_request
+from ply_arena.server.analysis.report import parse_moves
+from ply_arena.server.analysis.runner import AnalysisError
+from ply_arena.server.pages import words
+from ply_arena.server.pages.errors import PageError
+from ply_arena.server.pages.svg.boards import board_svg
+from ply_arena.server.pages.templating import render
 
 #: The agents whose searches can be drawn, in the order the notes teach them.
 TRACED = ("minimax", "alphabeta", "negamax", "expectiminimax", "maxn", "mcts")

@@ -13,9 +13,9 @@ import json
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-import games
-from protocol.wire import clip
-from server.pages.svg.boards import board_svg
+from ply_arena import games
+from ply_arena.protocol.wire import clip
+from ply_arena.server.pages.svg.boards import board_svg
 
 #: A Chinese checkers position is about 400 characters of JSON; nothing needs ten times that.
 MAX_POSITION_CHARS = 4096

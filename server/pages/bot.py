@@ -6,14 +6,14 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from server.pages.errors import not_found
-from server.pages.matches_list import summary_row
-from server.pages.svg.charts import rating_chart
-from server.pages.templating import render
-from server.ratings import report
-from server.repositories import bots as bot_repo
-from server.repositories import ratings as rating_repo
-from server.repositories.matches import iso
+from ply_arena.server.pages.errors import not_found
+from ply_arena.server.pages.matches_list import summary_row
+from ply_arena.server.pages.svg.charts import rating_chart
+from ply_arena.server.pages.templating import render
+from ply_arena.server.ratings import report
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import ratings as rating_repo
+from ply_arena.server.repositories.matches import iso
 
 #: Points in each rating chart: the latest rated matches in that game.
 CHART_POINTS = 200

@@ -7,12 +7,12 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-import games
-from server.pages.errors import not_found
-from server.pages.templating import render
-from server.ratings import report
-from server.repositories import classes as class_repo
-from server.repositories import tournaments as tournament_repo
+from ply_arena import games
+from ply_arena.server.pages.errors import not_found
+from ply_arena.server.pages.templating import render
+from ply_arena.server.ratings import report
+from ply_arena.server.repositories import classes as class_repo
+from ply_arena.server.repositories import tournaments as tournament_repo
 
 #: Rows of each game's table on the class page (the whole table is its leaderboard page).
 TOP = 10

@@ -6,8 +6,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from protocol.wire import clip
-from server.pages.templating import render
+from ply_arena.protocol.wire import clip
+from ply_arena.server.pages.templating import render
 
 
 class PageError(Exception):

@@ -7,11 +7,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-import games
-from server.pages.live import live_matches
-from server.pages.matches_list import summary_row
-from server.pages.templating import render
-from server.repositories import matches as match_repo
+from ply_arena import games
+from ply_arena.server.pages.live import live_matches
+from ply_arena.server.pages.matches_list import summary_row
+from ply_arena.server.pages.templating import render
+from ply_arena.server.repositories import matches as match_repo
 
 RECENT = 15
 LIVE = 20

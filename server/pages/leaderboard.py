@@ -9,14 +9,14 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-import games
-from server.pages.errors import PageError, not_found
-from server.pages.pager import page_offset, pager
-from server.pages.svg.charts import sparkline
-from server.pages.templating import render
-from server.ratings import report
-from server.repositories import classes as class_repo
-from server.repositories import ratings as rating_repo
+from ply_arena import games
+from ply_arena.server.pages.errors import PageError, not_found
+from ply_arena.server.pages.pager import page_offset, pager
+from ply_arena.server.pages.svg.charts import sparkline
+from ply_arena.server.pages.templating import render
+from ply_arena.server.ratings import report
+from ply_arena.server.repositories import classes as class_repo
+from ply_arena.server.repositories import ratings as rating_repo
 
 PAGE = 50
 #: Points in each sparkline: the latest rated matches.

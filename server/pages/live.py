@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.referee import Referee
+from ply_arena.server.referee import Referee
 
 
 def live_matches(referee: Referee, most: int) -> list[dict[str, Any]]:

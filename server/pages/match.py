@@ -20,17 +20,17 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-import games
-from protocol.verify import check_events
-from server.pages import words
-from server.pages.errors import not_found
-from server.pages.svg.boards import board_svg
-from server.pages.svg.charts import eval_chart
-from server.pages.svg.palette import seat_colours
-from server.pages.templating import render
-from server.referee.match_runner import MatchRunner
-from server.replay import replay_match
-from server.repositories import matches as match_repo
+from ply_arena import games
+from ply_arena.protocol.verify import check_events
+from ply_arena.server.pages import words
+from ply_arena.server.pages.errors import not_found
+from ply_arena.server.pages.svg.boards import board_svg
+from ply_arena.server.pages.svg.charts import eval_chart
+from ply_arena.server.pages.svg.palette import seat_colours
+from ply_arena.server.pages.templating import render
+from ply_arena.server.referee.match_runner import MatchRunner
+from ply_arena.server.replay import replay_match
+from ply_arena.server.repositories import matches as match_repo
 
 #: Rendered replay pages kept in memory (finished matches only).
 REPLAY_CACHE = 64

@@ -8,12 +8,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-import games
-from server.pages import words
-from server.pages.errors import PageError
-from server.pages.pager import page_offset, pager
-from server.pages.templating import render
-from server.repositories import matches as match_repo
+from ply_arena import games
+from ply_arena.server.pages import words
+from ply_arena.server.pages.errors import PageError
+from ply_arena.server.pages.pager import page_offset, pager
+from ply_arena.server.pages.templating import render
+from ply_arena.server.repositories import matches as match_repo
 
 PAGE = 50
 

@@ -7,9 +7,9 @@ from urllib.parse import urlencode
 
 from starlette.requests import Request
 
-from server.api.errors import ApiError
-from server.api.params import int_param
-from server.pages.errors import PageError
+from ply_arena.server.api.errors import ApiError
+from ply_arena.server.api.params import int_param
+from ply_arena.server.pages.errors import PageError
 
 #: The furthest a page's ``?offset=`` may go.
 MAX_OFFSET = 10**9

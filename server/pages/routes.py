@@ -6,16 +6,16 @@ from __future__ import annotations
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from server.pages.analyze import analyze_page
-from server.pages.board import board_image
-from server.pages.bot import bot_page
-from server.pages.classroom import class_page
-from server.pages.home import home
-from server.pages.leaderboard import leaderboard_page
-from server.pages.match import match_page
-from server.pages.matches_list import matches_page
-from server.pages.templating import STATIC
-from server.pages.tournament import tournament_page, tournaments_page
+from ply_arena.server.pages.analyze import analyze_page
+from ply_arena.server.pages.board import board_image
+from ply_arena.server.pages.bot import bot_page
+from ply_arena.server.pages.classroom import class_page
+from ply_arena.server.pages.home import home
+from ply_arena.server.pages.leaderboard import leaderboard_page
+from ply_arena.server.pages.match import match_page
+from ply_arena.server.pages.matches_list import matches_page
+from ply_arena.server.pages.templating import STATIC
+from ply_arena.server.pages.tournament import tournament_page, tournaments_page
 
 routes = [
     Route("/", home, methods=["GET"]),

@@ -15,11 +15,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
-from protocol.wire import escape_controls
-from reference_agents.trace._model import fmt
-from server.pages import words
+from ply_arena.protocol.wire import escape_controls
+from ply_arena.reference_agents.trace._model import fmt
+from ply_arena.server.pages import words
 
-HERE = Path(__file__).parent
+# resolve(): in a strict editable install this file is a link; the templates and static files
+# are read from the folder it points to, so a new one is served without reinstalling.
+HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
 

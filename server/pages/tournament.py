@@ -11,12 +11,12 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from server.api.tournaments import summary
-from server.pages.errors import not_found
-from server.pages.templating import render
-from server.repositories import classes as class_repo
-from server.repositories import tournaments as repo
-from server.tournaments.table import read_document
+from ply_arena.server.api.tournaments import summary
+from ply_arena.server.pages.errors import not_found
+from ply_arena.server.pages.templating import render
+from ply_arena.server.repositories import classes as class_repo
+from ply_arena.server.repositories import tournaments as repo
+from ply_arena.server.tournaments.table import read_document
 
 #: Seconds between reloads of a running tournament's page.
 REFRESH_S = 5

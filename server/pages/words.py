@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import games
-from games.chinese_checkers import MAX_PLIES as CHINESE_CHECKERS_CAP
+from ply_arena import games
+from ply_arena.games.chinese_checkers import MAX_PLIES as CHINESE_CHECKERS_CAP
 
 _TITLES = {
     "tic_tac_toe": "Tic-tac-toe",

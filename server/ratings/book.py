@@ -1,7 +1,7 @@
 """Every bot's rating and record per game, in memory, exactly as stored.
 
 Loaded from the ``ratings`` table when the referee starts; then every rated result updates it
-right after its transaction commits (``server.ratings.service``, through the database's
+right after its transaction commits (``ply_arena.server.ratings.service``, through the database's
 after-commit callbacks), so it never holds what the database does not. The lobby pairs by it,
 and the rating service starts from it instead of reading each seat's rating again.
 """
@@ -14,11 +14,11 @@ from dataclasses import replace
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.db.models import Result
-from server.ratings.ledger import RatingState
-from server.ratings.model import Rating as MuSigma
-from server.ratings.model import RatingModel
-from server.repositories import ratings as rating_repo
+from ply_arena.server.db.models import Result
+from ply_arena.server.ratings.ledger import RatingState
+from ply_arena.server.ratings.model import Rating as MuSigma
+from ply_arena.server.ratings.model import RatingModel
+from ply_arena.server.repositories import ratings as rating_repo
 
 
 async def last_rated_seq(session: AsyncSession) -> int:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from server.ratings.model import RatingModel, conservative, outcome, places
+from ply_arena.server.ratings.model import RatingModel, conservative, outcome, places
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,9 @@
 
 Ratings are derived data: the ``ratings`` and ``rating_history`` tables hold nothing that the
 stored results do not. ``rebuild`` deletes both and replays every rated result (``results``
-with a ``rated_seq``) through a fresh :class:`~server.ratings.ledger.Ledger` with the current
-settings' model, so it gives exactly what the incremental updates gave (same arithmetic, same
-order), or what they would have given with other settings: changing ``ARENA_RATING_*`` and
+with a ``rated_seq``) through a fresh :class:`~ply_arena.server.ratings.ledger.Ledger` with the
+current settings' model, so it gives exactly what the incremental updates gave (same arithmetic,
+same order), or what they would have given with other settings: changing ``ARENA_RATING_*`` and
 rebuilding is how an instructor corrects the ratings.
 """
 
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.ratings.ledger import Ledger, RatingChange
-from server.ratings.model import RatingModel
-from server.repositories import ratings as rating_repo
+from ply_arena.server.ratings.ledger import Ledger, RatingChange
+from ply_arena.server.ratings.model import RatingModel
+from ply_arena.server.repositories import ratings as rating_repo
 
 
 @dataclass(frozen=True)

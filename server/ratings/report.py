@@ -12,10 +12,10 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.db.models import Bot, Classroom, Rating
-from server.repositories import matches as match_repo
-from server.repositories import ratings as rating_repo
-from server.repositories.matches import iso
+from ply_arena.server.db.models import Bot, Classroom, Rating
+from ply_arena.server.repositories import matches as match_repo
+from ply_arena.server.repositories import ratings as rating_repo
+from ply_arena.server.repositories.matches import iso
 
 #: Matches listed on a bot's page.
 RECENT_MATCHES = 10

@@ -1,11 +1,11 @@
 """A match's result stored together with its ratings: the recorder's write for every finished
 match.
 
-``store_result`` stores the result (``server.repositories.matches.finish_match``) and, when the
-match is rated and not aborted, in the **same transaction**: every seat's new rating and record
-(``ratings``), one history row per seat (``rating_history``) and the result's place in the order
-of rating (``results.rated_seq``). So a crash can never leave a result without its ratings, nor
-ratings without their result; and ``arena ratings rebuild``, replaying the rated results in that
+``store_result`` stores the result (``ply_arena.server.repositories.matches.finish_match``) and,
+when the match is rated and not aborted, in the **same transaction**: every seat's new rating and
+record (``ratings``), one history row per seat (``rating_history``) and the result's place in the
+order of rating (``results.rated_seq``). So a crash can never leave a result without its ratings,
+nor ratings without their result; and ``arena ratings rebuild``, replaying the rated results in that
 order, gives exactly the same numbers.
 
     await database.recorder.submit(store_result, match_id=..., payoffs=..., termination=...,
@@ -20,13 +20,13 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.db.database import after_commit
-from server.db.models import utcnow
-from server.db.recorder import register_bulk
-from server.ratings.book import RatingBook
-from server.ratings.ledger import Ledger, RatedResult
-from server.repositories import matches as match_repo
-from server.repositories import ratings as rating_repo
+from ply_arena.server.db.database import after_commit
+from ply_arena.server.db.models import utcnow
+from ply_arena.server.db.recorder import register_bulk
+from ply_arena.server.ratings.book import RatingBook
+from ply_arena.server.ratings.ledger import Ledger, RatedResult
+from ply_arena.server.repositories import matches as match_repo
+from ply_arena.server.repositories import ratings as rating_repo
 
 
 async def store_result(session: AsyncSession, **row: Any) -> None:

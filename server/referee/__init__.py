@@ -1,14 +1,15 @@
 """The referee: who is connected, who waits for whom, and the matches being played.
 
 ``Referee`` is created by the app factory's lifespan (``app.state.referee``); the WebSocket
-sessions call it. It holds no SQL and no rules: bots come from ``server.repositories.bots``,
-rules from ``games``, and each match is a ``MatchRunner`` task.
+sessions call it. It holds no SQL and no rules: bots come from
+``ply_arena.server.repositories.bots``, rules from ``games``, and each match is a ``MatchRunner``
+task.
 
 Pairing rules (documented for bot authors in docs/protocol.md):
 
 - Lobby: one queue per (game, time control, policy). Who meets whom is decided by
-  ``server.referee.pairing.pair`` (a pure function: by rating, with a window that widens with
-  the wait, no immediate rematch while others wait, a lone bot completed by house bots after
+  ``ply_arena.server.referee.pairing.pair`` (a pure function: by rating, with a window that widens
+  with the wait, no immediate rematch while others wait, a lone bot completed by house bots after
   ``house_wait_s``), called on every join and every ``pairing_tick_s`` for the bots still
   waiting. Challenges: the match starts when every named opponent has accepted.
 - Seats alternate per set of bots: the k-th match between the same bots in the same game (lobby
@@ -38,9 +39,9 @@ from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import games
-from protocol.errors import ErrorCode
-from protocol.messages import (
+from ply_arena import games
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import (
     AcceptChallenge,
     Challenge,
     ChallengeDeclined,
@@ -56,19 +57,19 @@ from protocol.messages import (
     Resign,
     TimeControl,
 )
-from protocol.wire import clip
-from server import time_controls
-from server.db.database import Database
-from server.ratings import RatingBook, RatingModel
-from server.referee import pairing
-from server.referee.challenges import Challenges, Party, PendingChallenge
-from server.referee.connections import BotConnection, ConnectionRegistry, RefereeError
-from server.referee.lobby import Lobby, QueueKey, Waiting
-from server.referee.match_runner import MatchRunner, SeatBot
-from server.repositories import bots as bot_repo
-from server.repositories import matches as match_repo
-from server.settings import Settings
-from server.spectate import Limits, SpectatorHub
+from ply_arena.protocol.wire import clip
+from ply_arena.server import time_controls
+from ply_arena.server.db.database import Database
+from ply_arena.server.ratings import RatingBook, RatingModel
+from ply_arena.server.referee import pairing
+from ply_arena.server.referee.challenges import Challenges, Party, PendingChallenge
+from ply_arena.server.referee.connections import BotConnection, ConnectionRegistry, RefereeError
+from ply_arena.server.referee.lobby import Lobby, QueueKey, Waiting
+from ply_arena.server.referee.match_runner import MatchRunner, SeatBot
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import matches as match_repo
+from ply_arena.server.settings import Settings
+from ply_arena.server.spectate import Limits, SpectatorHub
 
 __all__ = ["BotConnection", "MatchRunner", "PairingRecord", "Referee", "RefereeError"]
 

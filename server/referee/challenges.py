@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
-from protocol.messages import Policy, TimeControl
+from ply_arena.protocol.messages import Policy, TimeControl
 
 
 @dataclass(frozen=True, slots=True)

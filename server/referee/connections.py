@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from protocol.errors import ErrorCode
-from protocol.messages import ErrorMessage, ServerMessage
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import ErrorMessage, ServerMessage
 
 
 class RefereeError(Exception):
@@ -29,7 +29,8 @@ class RefereeError(Exception):
 
 
 class BotConnection(Protocol):
-    """What the referee needs from a logged-in connection (implemented by server.ws.session)."""
+    """What the referee needs from a logged-in connection (implemented by
+    ply_arena.server.ws.session)."""
 
     bot_id: int
     bot_name: str

@@ -2,10 +2,10 @@
 
 The runner owns the position. It rolls the dice itself from a per-match secret seed (from
 ``secrets``; ``match_start`` carries a commitment to it, ``match_end`` and the stored record
-reveal it; each roll derives from the seed as :mod:`protocol.dice` says), sends ``turn`` to the
-seat to move, waits on ``time.monotonic()`` for its ``move``, checks it with ``games``, queues it
-for the database's single writer (``database.recorder``: in order, batched commits) and moves on;
-the match's result is stored only after every move of it is committed.
+reveal it; each roll derives from the seed as :mod:`ply_arena.protocol.dice` says), sends ``turn``
+to the seat to move, waits on ``time.monotonic()`` for its ``move``, checks it with ``games``,
+queues it for the database's single writer (``database.recorder``: in order, batched commits) and
+moves on; the match's result is stored only after every move of it is committed.
 
 Faults and what they cost (``docs/protocol.md`` repeats this):
 
@@ -40,11 +40,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import games
-from games import CHANCE, IllegalMoveError, InvalidMoveError, Move
-from protocol import dice
-from protocol.errors import ErrorCode
-from protocol.messages import (
+from ply_arena import games
+from ply_arena.games import CHANCE, IllegalMoveError, InvalidMoveError, Move
+from ply_arena.protocol import dice
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import (
     ErrorMessage,
     ForcedMove,
     MakeMove,
@@ -56,17 +56,17 @@ from protocol.messages import (
     Termination,
     TimeControl,
 )
-from protocol.outcomes import drawn_payoffs, forfeit_payoffs
-from protocol.spectator import WatchResult, WatchStart
-from protocol.wire import ECHO_CHARS, clip
-from server.db.database import Database
-from server.ratings import service as rating_service
-from server.ratings.book import RatingBook
-from server.referee.clock import SeatClock, latency_grace_ms
-from server.referee.connections import ConnectionRegistry, RefereeError
-from server.repositories import matches as match_repo
-from server.spectate import SpectatorHub
-from server.spectate import stream as watch_stream
+from ply_arena.protocol.outcomes import drawn_payoffs, forfeit_payoffs
+from ply_arena.protocol.spectator import WatchResult, WatchStart
+from ply_arena.protocol.wire import ECHO_CHARS, clip
+from ply_arena.server.db.database import Database
+from ply_arena.server.ratings import service as rating_service
+from ply_arena.server.ratings.book import RatingBook
+from ply_arena.server.referee.clock import SeatClock, latency_grace_ms
+from ply_arena.server.referee.connections import ConnectionRegistry, RefereeError
+from ply_arena.server.repositories import matches as match_repo
+from ply_arena.server.spectate import SpectatorHub
+from ply_arena.server.spectate import stream as watch_stream
 
 log = logging.getLogger(__name__)
 

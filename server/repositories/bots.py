@@ -11,8 +11,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from protocol.wire import clip
-from server.db.models import AdminToken, Bot
+from ply_arena.protocol.wire import clip
+from ply_arena.server.db.models import AdminToken, Bot
 
 #: Bot names appear in URLs and on the wire: keep them plain, and begin and end them with a letter
 #: or digit ("alice." would pass for "alice"). Matched with fullmatch: ``$`` would also match

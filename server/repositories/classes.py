@@ -16,9 +16,9 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from protocol.wire import clip
-from server.db.models import Bot, Classroom
-from server.repositories.bots import create_bot, hash_token, name_problem, new_token
+from ply_arena.protocol.wire import clip
+from ply_arena.server.db.models import Bot, Classroom
+from ply_arena.server.repositories.bots import create_bot, hash_token, name_problem, new_token
 
 #: What a join code is made of: no 0/O, 1/I/L, U (no accidental words either way).
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"

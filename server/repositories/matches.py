@@ -15,9 +15,18 @@ from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from protocol import dice
-from server.db.models import Base, Bot, ChanceEvent, Match, MoveRecord, Result, Seat, utcnow
-from server.db.recorder import register_bulk
+from ply_arena.protocol import dice
+from ply_arena.server.db.models import (
+    Base,
+    Bot,
+    ChanceEvent,
+    Match,
+    MoveRecord,
+    Result,
+    Seat,
+    utcnow,
+)
+from ply_arena.server.db.recorder import register_bulk
 
 RUNNING = "running"
 FINISHED = "finished"

@@ -20,9 +20,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.db.models import Base, Bot, Match, Rating, RatingChange, Result, Seat
-from server.ratings.ledger import RatedResult, RatingState
-from server.ratings.ledger import RatingChange as Change
+from ply_arena.server.db.models import Base, Bot, Match, Rating, RatingChange, Result, Seat
+from ply_arena.server.ratings.ledger import RatedResult, RatingState
+from ply_arena.server.ratings.ledger import RatingChange as Change
 
 _RATINGS = Base.metadata.tables[Rating.__tablename__]
 _HISTORY = Base.metadata.tables[RatingChange.__tablename__]

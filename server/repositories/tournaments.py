@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.db.models import (
+from ply_arena.server.db.models import (
     Bot,
     Classroom,
     Match,
@@ -28,8 +28,8 @@ from server.db.models import (
     TournamentGame,
     utcnow,
 )
-from server.db.recorder import register_bulk
-from server.repositories.bots import name_problem
+from ply_arena.server.db.recorder import register_bulk
+from ply_arena.server.repositories.bots import name_problem
 
 #: Statuses a game ends in (nothing more happens to it).
 DONE = frozenset({"finished", "no_show", "bye", "cancelled"})

@@ -13,8 +13,8 @@
 The WebSocket route is server/ws/watch.py; the match runner publishes (match_runner.py).
 """
 
-from server.spectate.hub import SpectatorHub
-from server.spectate.limits import Limits
-from server.spectate.watcher import Watcher
+from ply_arena.server.spectate.hub import SpectatorHub
+from ply_arena.server.spectate.limits import Limits
+from ply_arena.server.spectate.watcher import Watcher
 
 __all__ = ["Limits", "SpectatorHub", "Watcher"]

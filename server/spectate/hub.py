@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from protocol.errors import ErrorCode
-from server.spectate import limits as spectator_limits
-from server.spectate.frames import text_frames
-from server.spectate.limits import Limits
-from server.spectate.watcher import CLOSE_NORMAL, CLOSE_RESTART, Watcher
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.server.spectate import limits as spectator_limits
+from ply_arena.server.spectate.frames import text_frames
+from ply_arena.server.spectate.limits import Limits
+from ply_arena.server.spectate.watcher import CLOSE_NORMAL, CLOSE_RESTART, Watcher
 
 
 class SpectatorHub:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.settings import Settings
+from ply_arena.server.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import games
-from protocol.messages import SeatInfo, TimeControl
-from protocol.spectator import (
+from ply_arena import games
+from ply_arena.protocol.messages import SeatInfo, TimeControl
+from ply_arena.protocol.spectator import (
     SPECTATOR_STREAM_VERSION,
     WatchedMove,
     WatchResult,
     WatchStart,
 )
-from protocol.verify import parse_event
+from ply_arena.protocol.verify import parse_event
 
 
 def snapshot_from_record(record: dict[str, Any]) -> WatchStart:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from protocol.spectator import SPECTATOR_STREAM_VERSION
+from ply_arena.protocol.spectator import SPECTATOR_STREAM_VERSION
 
 #: Compact JSON as pydantic writes it; one encoder (json.dumps with options builds one per call).
 dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode

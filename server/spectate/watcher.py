@@ -19,10 +19,10 @@ import logging
 from collections import deque
 from typing import Protocol
 
-from protocol.errors import ErrorCode
-from protocol.messages import ErrorMessage
-from server.spectate.frames import text_frames
-from server.spectate.limits import Limits
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import ErrorMessage
+from ply_arena.server.spectate.frames import text_frames
+from ply_arena.server.spectate.limits import Limits
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ CLOSE_RESTART = 1012
 
 
 class Outlet(Protocol):
-    """Where a watcher's frames go (server.transport.TransportHandle)."""
+    """Where a watcher's frames go (ply_arena.server.transport.TransportHandle)."""
 
     def write(self, frames: bytes) -> bool:
         """Write whole frames now; False once the connection takes no more data."""

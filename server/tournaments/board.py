@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from server.db.models import TournamentGame
-from server.repositories.tournaments import DONE
+from ply_arena.server.db.models import TournamentGame
+from ply_arena.server.repositories.tournaments import DONE
 
 
 @dataclass(slots=True)

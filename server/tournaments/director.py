@@ -26,15 +26,15 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-import games
-from protocol.messages import Policy, Termination, TimeControl
-from server.db.database import Database
-from server.db.models import Tournament
-from server.referee import MatchRunner, Referee, new_match_id
-from server.repositories import tournaments as repo
-from server.tournaments import schedule, swiss
-from server.tournaments.board import Board, BoardGame
-from server.tournaments.table import results_of, swiss_entrants
+from ply_arena import games
+from ply_arena.protocol.messages import Policy, Termination, TimeControl
+from ply_arena.server.db.database import Database
+from ply_arena.server.db.models import Tournament
+from ply_arena.server.referee import MatchRunner, Referee, new_match_id
+from ply_arena.server.repositories import tournaments as repo
+from ply_arena.server.tournaments import schedule, swiss
+from ply_arena.server.tournaments.board import Board, BoardGame
+from ply_arena.server.tournaments.table import results_of, swiss_entrants
 
 log = logging.getLogger(__name__)
 

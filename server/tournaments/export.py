@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from server.repositories.tournaments import Participant
+from ply_arena.server.repositories.tournaments import Participant
 
 STANDINGS_COLUMNS = [
     "rank",

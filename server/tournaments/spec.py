@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
-from protocol.messages import Policy, TimeControl
+from ply_arena.protocol.messages import Policy, TimeControl
 
 
 class Format(StrEnum):

@@ -13,12 +13,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.db.models import Classroom, Tournament, TournamentGame
-from server.repositories import tournaments as repo
-from server.repositories.matches import iso
-from server.repositories.tournaments import DONE, Participant
-from server.tournaments.standings import GameResult, Standing, crosstable, standings
-from server.tournaments.swiss import SwissEntrant
+from ply_arena.server.db.models import Classroom, Tournament, TournamentGame
+from ply_arena.server.repositories import tournaments as repo
+from ply_arena.server.repositories.matches import iso
+from ply_arena.server.repositories.tournaments import DONE, Participant
+from ply_arena.server.tournaments.standings import GameResult, Standing, crosstable, standings
+from ply_arena.server.tournaments.swiss import SwissEntrant
 
 
 def results_of(stored: Sequence[TournamentGame], names: dict[int, str]) -> list[GameResult]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from starlette.websockets import WebSocket
 
-from server.referee import Referee
-from server.ws.session import Session
+from ply_arena.server.referee import Referee
+from ply_arena.server.ws.session import Session
 
 
 async def bot_websocket(websocket: WebSocket) -> None:

@@ -14,7 +14,7 @@ failure answered with its code from protocol/errors.py:
    refunded, so it never meets the limit: a ``join`` that puts the bot in a queue, ``accept``
    / ``decline`` of a pending challenge, a ``pong`` answering the server's ping, and accepted
    moves;
-4. ``protocol.wire.parse_client_frame``: strict JSON validation with codes ``bad_json``,
+4. ``ply_arena.protocol.wire.parse_client_frame``: strict JSON validation with codes ``bad_json``,
    ``invalid_message``, ``unknown_type``, ``bad_time_control``;
 5. before ``hello``: anything else -> ``hello_required``; no hello within
    ``settings.hello_timeout_s`` -> ``hello_timeout`` (fatal); wrong protocol version ->
@@ -59,8 +59,8 @@ from typing import Any
 
 from starlette.websockets import WebSocket
 
-from protocol.errors import ErrorCode
-from protocol.messages import (
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import (
     MAX_FRAME_BYTES,
     PROTOCOL_VERSION,
     AcceptChallenge,
@@ -78,9 +78,9 @@ from protocol.messages import (
     ServerMessage,
     Welcome,
 )
-from protocol.wire import WireError, clip, escape_controls, parse_client_frame
-from server.referee import Referee, RefereeError
-from server.transport import TransportHandle, transport_handle
+from ply_arena.protocol.wire import WireError, clip, escape_controls, parse_client_frame
+from ply_arena.server.referee import Referee, RefereeError
+from ply_arena.server.transport import TransportHandle, transport_handle
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ class TokenBucket:
 
 
 class Session:
-    """Implements server.referee.connections.BotConnection for one WebSocket."""
+    """Implements ply_arena.server.referee.connections.BotConnection for one WebSocket."""
 
     def __init__(self, websocket: WebSocket, referee: Referee) -> None:
         self.websocket = websocket

@@ -33,18 +33,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from protocol.errors import ErrorCode
-from protocol.messages import MAX_NAME_CHARS, ErrorMessage, Ping, Pong
-from protocol.wire import WireError, clip, parse_client_frame
-from server.api.errors import error_response
-from server.referee import Referee
-from server.repositories import matches as match_repo
-from server.spectate import SpectatorHub, Watcher
-from server.spectate.frames import text_frames
-from server.spectate.record import snapshot_from_record
-from server.spectate.watcher import CLOSE_RESTART
-from server.transport import TransportHandle, transport_handle
-from server.ws.session import CLOSE_GRACE_S, TokenBucket
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import MAX_NAME_CHARS, ErrorMessage, Ping, Pong
+from ply_arena.protocol.wire import WireError, clip, parse_client_frame
+from ply_arena.server.api.errors import error_response
+from ply_arena.server.referee import Referee
+from ply_arena.server.repositories import matches as match_repo
+from ply_arena.server.spectate import SpectatorHub, Watcher
+from ply_arena.server.spectate.frames import text_frames
+from ply_arena.server.spectate.record import snapshot_from_record
+from ply_arena.server.spectate.watcher import CLOSE_RESTART
+from ply_arena.server.transport import TransportHandle, transport_handle
+from ply_arena.server.ws.session import CLOSE_GRACE_S, TokenBucket
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ import pytest
 import websockets
 from broken_bot import BrokenBot
 
-from protocol.messages import TimeControl
-from server.checkbot.checklist import TITLES, Item, judge, read_wire, report
-from server.checkbot.relay import Frame, Link, Relay
-from server.checkbot.session import (
+from ply_arena.protocol.messages import TimeControl
+from ply_arena.server.checkbot.checklist import TITLES, Item, judge, read_wire, report
+from ply_arena.server.checkbot.relay import Frame, Link, Relay
+from ply_arena.server.checkbot.session import (
     STEP_PLAIN,
     STEP_RECONNECT,
     STEP_TWO,

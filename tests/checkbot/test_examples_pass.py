@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from server.cli import app
+from ply_arena.server.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-ARENA = [sys.executable, "-c", "from server.cli import main; main()"]
+ARENA = [sys.executable, "-m", "ply_arena"]
 #: The processes import this checkout, whatever is installed.
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 #: Short clocks keep the sessions short; the defaults are the game's.
@@ -217,7 +217,7 @@ async def test_direct_mode_fails_a_bot_that_declines_the_checker(live_server: An
 
 FAILING_CHOOSE = """
 import sys
-from protocol.client import run_bot
+from ply_arena.protocol.client import run_bot
 
 moves = 0
 

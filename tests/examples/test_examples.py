@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from games import State
-from protocol.client import BotClient, Clock
+from ply_arena.games import State
+from ply_arena.protocol.client import BotClient, Clock
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 JS = EXAMPLES / "js"

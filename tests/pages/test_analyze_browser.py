@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 from _browser import Browser
 from conftest import LiveServer
 
-from server.db.database import Database
+from ply_arena.server.db.database import Database
 
 
 def _walk(node: dict[str, Any]) -> list[dict[str, Any]]:

@@ -19,13 +19,13 @@ import pytest
 from _browser import Browser
 from conftest import LiveServer
 
-import games
-from protocol.client import BotClient
-from protocol.messages import TimeControl
-from reference_agents.registry import make
-from server.db.database import Database
-from server.repositories import bots as bot_repo
-from server.repositories import matches as match_repo
+from ply_arena import games
+from ply_arena.protocol.client import BotClient
+from ply_arena.protocol.messages import TimeControl
+from ply_arena.reference_agents.registry import make
+from ply_arena.server.db.database import Database
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import matches as match_repo
 
 SCRIPT = "<script>alert(1)</script>"
 

@@ -17,8 +17,8 @@ from _browser import Browser
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from _server_process import start_server_process
 
-from protocol.client import BotClient
-from protocol.messages import TimeControl
+from ply_arena.protocol.client import BotClient
+from ply_arena.protocol.messages import TimeControl
 
 #: Set when the test is over: until then each bot plays its first move and then thinks, so that
 #: the match is surely still running when the server stops, however slow the machine is.

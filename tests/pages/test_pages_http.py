@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from conftest import LiveServer
 
-import games
-from server.db.database import Database
-from server.pages.headers import CONTENT_SECURITY_POLICY
-from server.repositories import bots as bot_repo
-from server.repositories import matches as match_repo
+from ply_arena import games
+from ply_arena.server.db.database import Database
+from ply_arena.server.pages.headers import CONTENT_SECURITY_POLICY
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import matches as match_repo
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 SCRIPT = "<script>alert(1)</script>"

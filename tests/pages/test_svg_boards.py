@@ -1,5 +1,5 @@
-"""server.pages.svg.boards: every game's positions drawn as well-formed SVG that carries the
-position it shows, one element per piece, and nothing a Content-Security-Policy would block."""
+"""ply_arena.server.pages.svg.boards: every game's positions drawn as well-formed SVG that carries
+the position it shows, one element per piece, and nothing a Content-Security-Policy would block."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-import games
-from server.pages.svg.boards import board_svg, seat_colours, seat_labels
+from ply_arena import games
+from ply_arena.server.pages.svg.boards import board_svg, seat_colours, seat_labels
 
 SVG = "{http://www.w3.org/2000/svg}"
 GAMES = games.names()
@@ -247,9 +247,10 @@ def test_chinese_checkers_start() -> None:
 
 
 def test_chinese_checkers_holes_are_a_hexagonal_lattice() -> None:
-    """Every hole's six neighbours (``games.chinese_checkers.NEIGHBOURS``) are equally far."""
-    from games.chinese_checkers import HOLE_NAMES, NEIGHBOURS
-    from server.pages.svg.board_chinese_checkers import HOLE_CENTRES, SPACING
+    """Every hole's six neighbours (``ply_arena.games.chinese_checkers.NEIGHBOURS``) are equally
+    far."""
+    from ply_arena.games.chinese_checkers import HOLE_NAMES, NEIGHBOURS
+    from ply_arena.server.pages.svg.board_chinese_checkers import HOLE_CENTRES, SPACING
 
     for hole, around in NEIGHBOURS.items():
         x, y = HOLE_CENTRES[HOLE_NAMES[hole]]

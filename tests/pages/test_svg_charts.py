@@ -1,5 +1,6 @@
-"""server.pages.svg.charts: sparklines, rating histories and evaluation charts as well-formed,
-self-contained SVG, with escaped labels, broken lines where scores are missing, and clipping."""
+"""ply_arena.server.pages.svg.charts: sparklines, rating histories and evaluation charts as
+well-formed, self-contained SVG, with escaped labels, broken lines where scores are missing, and
+clipping."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from server.pages.svg.charts import eval_chart, rating_chart, sparkline
+from ply_arena.server.pages.svg.charts import eval_chart, rating_chart, sparkline
 
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = "<script>alert('x')</script>&"

@@ -13,8 +13,8 @@ from typing import Any
 from _browser import Browser
 from conftest import LiveServer
 
-from protocol.client import BotClient
-from reference_agents.registry import make
+from ply_arena.protocol.client import BotClient
+from ply_arena.reference_agents.registry import make
 
 
 async def until(condition: Callable[[], Any], timeout: float, what: str) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.pages.words import result_sentence, short_result, think_time
+from ply_arena.server.pages.words import result_sentence, short_result, think_time
 
 
 def test_faults_name_the_bot_its_seat_and_the_move() -> None:
@@ -84,7 +84,7 @@ def test_a_chinese_checkers_game_at_its_cap_says_so() -> None:
 
 
 def test_points_read_as_a_crosstable_writes_them() -> None:
-    from server.pages.words import points
+    from ply_arena.server.pages.words import points
 
     assert [points(x) for x in (1.0, 0.5, 2.5, 0.75, -1.0, -0.5, 0.0)] == [
         "1", "½", "2½", "0.75", "-1", "-½", "0"]  # fmt: skip

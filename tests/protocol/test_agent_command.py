@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from games import State
-from protocol.client import BotClient, Clock
+from ply_arena.games import State
+from ply_arena.protocol.client import BotClient, Clock
 
-ARENA = [sys.executable, "-c", "from server.cli import main; main()"]
+ARENA = [sys.executable, "-m", "ply_arena"]
 
 
 def random_choose(state: State, legal_moves: list[str], clock: Clock) -> str:

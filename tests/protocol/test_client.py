@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-import games
-from games import State
-from protocol.client import BotClient, BotError, Clock, MatchView
-from protocol.messages import MatchEnd, MatchStart, MoveInfo, Ping, Turn
+from ply_arena import games
+from ply_arena.games import State
+from ply_arena.protocol.client import BotClient, BotError, Clock, MatchView
+from ply_arena.protocol.messages import MatchEnd, MatchStart, MoveInfo, Ping, Turn
 
 GAME = "tic_tac_toe"
 
@@ -86,8 +86,7 @@ async def test_move_objects_and_info_are_sent(live_server: Any) -> None:
 
 
 async def test_a_reference_agent_plays_through_the_kit(live_server: Any) -> None:
-    import reference_agents
-
+    from ply_arena import reference_agents
     _, token_a = live_server.create_bot()
     _, token_b = live_server.create_bot()
     made: list[Any] = []
@@ -327,7 +326,7 @@ async def test_without_reconnect_a_lost_connection_is_an_error() -> None:
 
 
 def test_a_pv_of_move_objects_is_sent_in_notation() -> None:
-    from protocol.client import _to_move_info
+    from ply_arena.protocol.client import _to_move_info
 
     game = games.get("connect_four")
     start = game.initial_state()

@@ -1,4 +1,5 @@
-"""protocol.dice: rolls anyone can redo from the seed, and a commitment that binds the server."""
+"""ply_arena.protocol.dice: rolls anyone can redo from the seed, and a commitment that binds the
+server."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import games
-from protocol import dice
+from ply_arena import games
+from ply_arena.protocol import dice
 
 ROOT = Path(__file__).resolve().parents[2]
 

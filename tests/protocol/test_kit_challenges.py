@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from games import State
-from protocol.client import BotClient, BotError, Clock
-from protocol.messages import ChallengeReceived, LobbyJoined, LobbyLeft, TimeControl
+from ply_arena.games import State
+from ply_arena.protocol.client import BotClient, BotError, Clock
+from ply_arena.protocol.messages import ChallengeReceived, LobbyJoined, LobbyLeft, TimeControl
 
 GAME = "tic_tac_toe"
-ARENA = [sys.executable, "-c", "from server.cli import main; main()"]
+ARENA = [sys.executable, "-m", "ply_arena"]
 
 
 def random_choose(state: State, legal_moves: list[str], clock: Clock) -> str:
@@ -306,7 +306,7 @@ async def test_the_challenger_says_the_decliners_reason(
     async with scripted(script) as url:
         bot = BotClient(url, "t", random_choose, game=GAME, challenge=["bob"])
         with (
-            caplog.at_level(logging.WARNING, logger="protocol.client"),
+            caplog.at_level(logging.WARNING, logger="ply_arena.protocol.client"),
             pytest.raises(BotError) as caught,
         ):
             await asyncio.wait_for(bot.run(), 10)

@@ -8,8 +8,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from protocol.client import read_server_message
-from protocol.messages import MatchStart, Ping
+from ply_arena.protocol.client import read_server_message
+from ply_arena.protocol.messages import MatchStart, Ping
 
 START = {
     "type": "match_start",

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from games import State
-from protocol.client import BotClient, ChooseError, Clock
+from ply_arena.games import State
+from ply_arena.protocol.client import BotClient, ChooseError, Clock
 
 GAME = "tic_tac_toe"
 
@@ -123,7 +123,7 @@ async def test_the_random_fallback_is_explicit_loud_and_counted(
         clients.append(bot)
         return bot
 
-    with caplog.at_level(logging.INFO, logger="protocol.client"):
+    with caplog.at_level(logging.INFO, logger="ply_arena.protocol.client"):
         outcome, (end,) = await play_against(live_server, client)
     assert not isinstance(outcome, BaseException), outcome
     assert end.termination.value == "normal"
@@ -164,7 +164,7 @@ async def test_an_int_that_looks_like_connect_four_notation_is_warned_about_once
     def client(url: str, token: str) -> BotClient:
         return BotClient(url, token, digits, game="connect_four", games=1)
 
-    with caplog.at_level(logging.WARNING, logger="protocol.client"):
+    with caplog.at_level(logging.WARNING, logger="ply_arena.protocol.client"):
         outcome, (end,) = await play_against(live_server, client, "connect_four")
     assert not isinstance(outcome, BaseException), outcome
     assert len(played) >= 2
@@ -210,7 +210,7 @@ async def test_info_mistakes_are_warned_about_once_per_match_in_one_line(
     def client(url: str, token: str) -> BotClient:
         return BotClient(url, token, with_info, game=GAME, games=1)
 
-    with caplog.at_level(logging.WARNING, logger="protocol.client"):
+    with caplog.at_level(logging.WARNING, logger="ply_arena.protocol.client"):
         outcome, (end,) = await play_against(live_server, client)
     assert not isinstance(outcome, BaseException), outcome
     assert moves[0] >= 2
@@ -248,7 +248,7 @@ async def test_a_legal_move_with_something_that_is_not_info_blames_the_info(
 async def test_info_the_server_refuses_is_logged_once(
     live_server: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from protocol.messages import MoveInfo
+    from ply_arena.protocol.messages import MoveInfo
 
     # model_construct skips validation: the kit sends it as it is, the server refuses it (nodes
     # must be >= 0), plays the move anyway and says so with an error naming the match.
@@ -258,7 +258,7 @@ async def test_info_the_server_refuses_is_logged_once(
     def client(url: str, token: str) -> BotClient:
         return BotClient(url, token, unchecked, game=GAME, games=1)
 
-    with caplog.at_level(logging.INFO, logger="protocol.client"):
+    with caplog.at_level(logging.INFO, logger="ply_arena.protocol.client"):
         outcome, (end,) = await play_against(live_server, client)
     assert not isinstance(outcome, BaseException), outcome
     assert end.termination.value == "normal"

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-import games
-from games import State
-from protocol.client import BotClient, Clock
-from protocol.messages import ErrorMessage, JoinLobby, Ping, Welcome
+from ply_arena import games
+from ply_arena.games import State
+from ply_arena.protocol.client import BotClient, Clock
+from ply_arena.protocol.messages import ErrorMessage, JoinLobby, Ping, Welcome
 
 GAME = "tic_tac_toe"
 

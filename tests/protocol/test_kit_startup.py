@@ -1,135 +1,86 @@
-"""What a student sees when a bot cannot start: a file that hides one of Ply Arena's packages,
-an example run without arguments. Real subprocesses in temporary folders, as a student runs them.
+"""A student's bot starts whatever it keeps next to it: files named games.py, protocol.py,
+server.py or reference_agents.py are simply the student's own, since Ply Arena installs one
+import name, ``ply_arena``. Real subprocesses in temporary folders, as a student runs them.
 """
 
 from __future__ import annotations
 
-import os
+import asyncio
+import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ply_arena.games import State
+from ply_arena.protocol.client import BotClient, Clock
+
 ROOT = Path(__file__).resolve().parents[2]
-BOT = "from protocol.client import run_bot\nprint('the kit imported')\n"
+#: What a student might keep next to a bot, each with something of the student's own in it.
+OWN_FILES = {
+    "games.py": "MY_GAMES = ['mine']\n",
+    "protocol.py": "VERSION = 'my protocol notes'\n",
+    "server.py": "def my_server():\n    return 'mine'\n",
+    "reference_agents.py": "MY_AGENTS = ['mine']\n",
+}
+#: Imports the student's own modules first, then the kit, and shows that both are what they are.
+BOT_HEAD = """\
+import games, protocol, server, reference_agents
+from ply_arena import run_bot, get
 
-
-def run_python(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python ARGS`` in ``folder``, with this checkout's packages importable (after the
-    script's own folder, which Python puts first: that is what lets a student's file hide them)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, *args], cwd=folder, env=env, capture_output=True, text=True, timeout=60
-    )
-
-
-def test_a_students_games_py_is_named_with_what_to_do(tmp_path: Path) -> None:
-    (tmp_path / "games.py").write_text("def helper():\n    return 1\n")
-    (tmp_path / "bot.py").write_text(BOT)
-    done = run_python(tmp_path, "bot.py")
-    assert done.returncode == 1
-    last = done.stderr.strip().splitlines()[-1]
-    assert last == (
-        f"protocol._shadowing.ShadowedPackageError: your file {tmp_path.resolve() / 'games.py'} "
-        "hides Ply Arena's `games` package, so the bot kit cannot import it: rename it (e.g. "
-        "my_games.py), change your imports to match, and delete any __pycache__ folder next to it"
-    )
-
-
-#: Runs a script as `python SCRIPT` would, with Ply Arena found the way `pip install -e .` finds
-#: it: by a finder on sys.meta_path, after the search of sys.path (not a sys.path entry, which a
-#: PYTHONPATH would be). Only then does a folder without __init__.py hide Ply Arena's package.
-EDITABLE = """
-import os, runpy, sys
-from importlib.machinery import PathFinder
-
-root, script = sys.argv[1], sys.argv[2]
-del sys.argv[1]
-
-class Editable:
-    @classmethod
-    def find_spec(cls, name, path=None, target=None):
-        if name in ("games", "protocol", "reference_agents", "server"):
-            return PathFinder.find_spec(name, [root])
-        return None
-
-sys.meta_path.insert(sys.meta_path.index(PathFinder) + 1, Editable)
-sys.path[0] = os.path.dirname(os.path.abspath(script))
-runpy.run_path(script, run_name="__main__")
+assert games.MY_GAMES == ['mine'] and protocol.VERSION == 'my protocol notes'
+assert server.my_server() == 'mine' and reference_agents.MY_AGENTS == ['mine']
+print('kit and own files imported', get('connect_four').num_players)
 """
 
 
-def run_editable(folder: Path, script: str) -> subprocess.CompletedProcess[str]:
-    """``python SCRIPT`` in ``folder`` with this checkout installed as ``pip install -e``."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+def student_folder(folder: Path, script: str) -> Path:
+    for name, text in OWN_FILES.items():
+        (folder / name).write_text(text)
+    bot = folder / "bot.py"
+    bot.write_text(script)
+    return bot
+
+
+def run_python(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in ``folder`` (Python puts the script's folder first on sys.path)."""
     return subprocess.run(
-        [sys.executable, "-c", EDITABLE, str(ROOT), script],
-        cwd=folder, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-
-
-def test_the_editable_launcher_imports_this_checkout(tmp_path: Path) -> None:
-    (tmp_path / "bot.py").write_text(BOT + "import protocol.client as c\nprint(c.__file__)\n")
-    done = run_editable(tmp_path, "bot.py")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["the", "kit", "imported", str(ROOT / "protocol" / "client.py")]
-
-
-@pytest.mark.parametrize("imported_first", [False, True])
-def test_a_students_games_folder_without_init_py_is_named_with_what_to_do(
-    tmp_path: Path, imported_first: bool
-) -> None:
-    # A natural folder for notes. Without the check: ImportError: cannot import name 'Game'
-    # from 'games' (unknown location).
-    notes = tmp_path / "games"
-    notes.mkdir()
-    (notes / "ideas.md").write_text("try iterative deepening\n")
-    (tmp_path / "bot.py").write_text(("import games\n" if imported_first else "") + BOT)
-    done = run_editable(tmp_path, "bot.py")
-    assert done.returncode == 1
-    last = done.stderr.strip().splitlines()[-1]
-    assert last == (
-        f"protocol._shadowing.ShadowedPackageError: your folder {notes.resolve()} hides Ply "
-        "Arena's `games` package (a folder without an __init__.py is a package to Python too), "
-        "so the bot kit cannot import it: rename it (e.g. my_games), and change your imports "
-        "to match if you import from it"
+        [sys.executable, *args], cwd=folder, capture_output=True, text=True, timeout=60
     )
 
 
-def test_a_students_games_folder_and_an_imported_games_module_are_caught(tmp_path: Path) -> None:
-    package = tmp_path / "games"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    # The student's own code imports its games first: the kit looks at sys.modules too.
-    (tmp_path / "bot.py").write_text("import games\n" + BOT)
-    done = run_python(tmp_path, "bot.py")
-    assert done.returncode == 1
-    assert f"your folder {package.resolve()} hides Ply Arena's `games` package" in done.stderr
-
-
-def test_a_bot_next_to_no_such_file_starts(tmp_path: Path) -> None:
-    (tmp_path / "my_games.py").write_text("")
-    (tmp_path / "bot.py").write_text(BOT)
+def test_a_students_files_named_like_our_folders_are_their_own(tmp_path: Path) -> None:
+    student_folder(tmp_path, BOT_HEAD)
     done = run_python(tmp_path, "bot.py")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "the kit imported\n"
+    assert done.stdout == "kit and own files imported 2\n"
 
 
-@pytest.mark.parametrize("doc", ["docs/protocol.md", "README.md"])
-def test_the_protocol_py_error_is_documented_word_for_word(tmp_path: Path, doc: str) -> None:
-    # A protocol.py hides the kit's own package, so no kit code runs to explain it: the docs
-    # show the exact line a student gets, so that searching for it finds the answer.
-    (tmp_path / "protocol.py").write_text("VERSION = 1\n")
-    (tmp_path / "bot.py").write_text(BOT)
+def test_the_kit_first_and_the_students_files_after(tmp_path: Path) -> None:
+    kit_first = "from ply_arena import run_bot\n" + BOT_HEAD
+    student_folder(tmp_path, kit_first)
     done = run_python(tmp_path, "bot.py")
-    assert done.returncode == 1
-    last = done.stderr.strip().splitlines()[-1]
-    assert last == (
-        "ModuleNotFoundError: No module named 'protocol.client'; 'protocol' is not a package"
-    )
-    text = (ROOT / doc).read_text()
-    assert last in text and "protocol.py" in text
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("with_init", [False, True])
+def test_a_students_folders_named_like_ours_are_their_own(tmp_path: Path, with_init: bool) -> None:
+    # Folders for notes or code: games/ and protocol/ (protocol/client.py even), with or
+    # without __init__.py.
+    for name in ("games", "protocol"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "notes.md").write_text("try iterative deepening\n")
+        (folder / "client.py").write_text("MINE = True\n")
+        if with_init:
+            (folder / "__init__.py").write_text("")
+    bot = "import protocol.client\nfrom ply_arena import run_bot\nprint(protocol.client.MINE)\n"
+    (tmp_path / "bot.py").write_text(bot)
+    done = run_python(tmp_path, "bot.py")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True\n"
 
 
 def test_the_example_bot_without_arguments_prints_its_usage(tmp_path: Path) -> None:
@@ -140,25 +91,48 @@ def test_the_example_bot_without_arguments_prints_its_usage(tmp_path: Path) -> N
     )
 
 
-def test_a_protocol_folder_hides_only_the_kit_modules_it_holds(tmp_path: Path) -> None:
-    # docs/protocol.md: with `pip install -e .` a protocol/ folder (with or without __init__.py)
-    # is harmless until it holds a file named like one of the kit's modules.
-    folder = tmp_path / "protocol"
-    folder.mkdir()
-    (folder / "__init__.py").write_text("")
-    (folder / "notes.md").write_text("the wire format, in my words\n")
-    (tmp_path / "bot.py").write_text(BOT)
-    done = run_editable(tmp_path, "bot.py")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "the kit imported\n"
+PLAYING_BOT = (
+    BOT_HEAD
+    + """\
+import random, sys
 
-    (folder / "client.py").write_text("def my_client():\n    pass\n")
-    done = run_editable(tmp_path, "bot.py")
-    assert done.returncode == 1
-    last = done.stderr.strip().splitlines()[-1]
-    assert last == (
-        "ImportError: cannot import name 'run_bot' from 'protocol.client' "
-        f"({folder.resolve() / 'client.py'})"
-    )
-    words = " ".join((ROOT / "docs" / "protocol.md").read_text().split())
-    assert "ImportError: cannot import name 'run_bot' from 'protocol.client' (/home/you/" in words
+def choose(state, legal_moves, clock):
+    return random.choice(legal_moves)
+
+url, token = sys.argv[1:3]
+for end in run_bot(url, token, choose, game='connect_four', games=1):
+    print(end.match_id, end.termination.value)
+"""
+)
+
+
+def random_choose(state: State, legal_moves: list[str], clock: Clock) -> str:
+    return random.choice(legal_moves)
+
+
+async def test_a_bot_beside_its_own_games_protocol_and_server_py_plays_a_match(
+    live_server: Any, tmp_path: Path
+) -> None:
+    bot = student_folder(tmp_path, PLAYING_BOT)
+    _, token = live_server.create_bot()
+    _, opponent_token = live_server.create_bot()
+    opponent = BotClient(live_server.ws_url, opponent_token, random_choose, game="connect_four")
+    proc = await asyncio.create_subprocess_exec(
+        *(sys.executable, str(bot), live_server.ws_url, token),
+        cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        results, (out, err) = await asyncio.wait_for(
+            asyncio.gather(opponent.run(), proc.communicate()), 90
+        )
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, err.decode()
+    first, second = out.decode().splitlines()
+    assert first == "kit and own files imported 2"
+    match_id, termination = second.split()
+    assert termination == "normal" and match_id == results[0].match_id
+    stored = live_server.api("GET", f"/api/matches/{match_id}").json()
+    assert stored["status"] == "finished"

@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-import protocol.client as kit
-from games import State
-from protocol.client import CHOOSE_THREAD, BotClient, Clock
-from protocol.messages import TimeControl, Welcome
+import ply_arena.protocol.client as kit
+from ply_arena.games import State
+from ply_arena.protocol.client import CHOOSE_THREAD, BotClient, Clock
+from ply_arena.protocol.messages import TimeControl, Welcome
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = "tic_tac_toe"
@@ -31,8 +31,8 @@ GAME = "tic_tac_toe"
 #: A student's bot whose choose() sleeps far longer than any test: 40 s, as the tester's did.
 SLEEPY_BOT = """
 import logging, sys, time
-from protocol.client import run_bot
-from protocol.messages import TimeControl
+from ply_arena.protocol.client import run_bot
+from ply_arena.protocol.messages import TimeControl
 
 logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
 
@@ -144,7 +144,7 @@ async def test_a_late_answer_is_logged_as_discarded(
     opponent = BotClient(
         live_server.ws_url, opponent_token, random_choose, game=GAME, games=1, time_control=tc
     )
-    with caplog.at_level(logging.WARNING, logger="protocol.client"):
+    with caplog.at_level(logging.WARNING, logger="ply_arena.protocol.client"):
         (end,), _ = await asyncio.wait_for(asyncio.gather(bot.run(), opponent.run()), 30)
         assert end.termination.value == "timeout"
         release.set()

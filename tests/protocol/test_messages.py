@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from protocol import messages as m
-from protocol.schema import CLIENT_MESSAGES, SERVER_MESSAGES
+from ply_arena.protocol import messages as m
+from ply_arena.protocol.schema import CLIENT_MESSAGES, SERVER_MESSAGES
 
 TC = m.TimeControl(move_ms=1000, bank_ms=10_000)
 POSITION: dict[str, Any] = {"board": ["...", ".X.", "..."], "player": 1}

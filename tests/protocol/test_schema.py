@@ -7,13 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from protocol import messages, schema
+from ply_arena.protocol import messages, schema
 
 
 def test_committed_schema_matches_the_models() -> None:
     committed = schema.SCHEMA_PATH.read_text(encoding="utf-8")
     assert committed == schema.render(), (
-        "protocol/schema.json is stale: run `python -m protocol.schema` and commit it"
+        "protocol/schema.json is stale: run `python -m ply_arena.protocol.schema` and commit it"
     )
 
 
@@ -27,7 +27,9 @@ def test_check_flag_detects_drift(tmp_path: Path) -> None:
 
 def test_module_runs_as_a_command() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "protocol.schema", "--check"], capture_output=True, text=True
+        [sys.executable, "-m", "ply_arena.protocol.schema", "--check"],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
 
@@ -49,7 +51,7 @@ def test_every_message_type_is_in_its_direction() -> None:
 
 
 def test_the_spectator_stream_is_in_the_schema_and_the_docs() -> None:
-    from protocol import spectator
+    from ply_arena.protocol import spectator
 
     doc = json.loads(schema.render())
     stream = doc["spectator_stream"]
@@ -78,12 +80,12 @@ def test_the_spectator_stream_is_in_the_schema_and_the_docs() -> None:
 def test_protocol_docs_tables_match_the_code() -> None:
     text = schema.DOCS_PATH.read_text(encoding="utf-8")
     assert schema.render_docs(text) == text, (
-        "docs/protocol.md tables are stale: run `python -m protocol.schema` and commit it"
+        "docs/protocol.md tables are stale: run `python -m ply_arena.protocol.schema` and commit it"
     )
 
 
 def test_protocol_docs_cover_every_message_and_error() -> None:
-    from protocol.errors import ERRORS, ErrorCode
+    from ply_arena.protocol.errors import ERRORS, ErrorCode
 
     text = schema.DOCS_PATH.read_text(encoding="utf-8")
     for model in (*schema.CLIENT_MESSAGES, *schema.SERVER_MESSAGES):

@@ -1,4 +1,4 @@
-"""protocol.verify on records built here: a match of the legacy dice scheme (stored before
+"""ply_arena.protocol.verify on records built here: a match of the legacy dice scheme (stored before
 commitments) still verifies, with a note; forfeits and the move limit pay what the rules say."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import games
-from protocol import dice
-from protocol.outcomes import forfeit_payoffs
-from protocol.verify import report, verify_record
+from ply_arena import games
+from ply_arena.protocol import dice
+from ply_arena.protocol.outcomes import forfeit_payoffs
+from ply_arena.protocol.verify import report, verify_record
 
 
 def simulate(

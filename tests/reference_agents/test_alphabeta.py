@@ -7,12 +7,11 @@ import time
 
 import pytest
 
-import games
-import reference_agents
-from games.tree import TreeGame
-from reference_agents.alphabeta import AlphaBetaAgent
-from reference_agents.minimax import MinimaxAgent
-from reference_agents.negamax import NegamaxAgent
+from ply_arena import games, reference_agents
+from ply_arena.games.tree import TreeGame
+from ply_arena.reference_agents.alphabeta import AlphaBetaAgent
+from ply_arena.reference_agents.minimax import MinimaxAgent
+from ply_arena.reference_agents.negamax import NegamaxAgent
 
 FIG_6_5 = {
     "player": 0,
@@ -124,7 +123,7 @@ def test_reproducible_given_a_seed() -> None:
 
 def test_takes_the_win_and_blocks_in_connect_four() -> None:
     g = games.get("connect_four")
-    from games.connect_four import state_from_moves
+    from ply_arena.games.connect_four import state_from_moves
 
     win = state_from_moves("445566")  # X to move: 7 completes 4-5-6-7 on the bottom row
     for solver in (True, False):

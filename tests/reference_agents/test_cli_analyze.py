@@ -9,7 +9,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from server.cli import app
+from ply_arena.server.cli import app
 
 runner = CliRunner()
 
@@ -195,8 +195,8 @@ def test_as_a_real_process() -> None:
     proc = subprocess.run(
         [
             sys.executable,
-            "-c",
-            "from server.cli import main; main()",
+            "-m",
+            "ply_arena",
             "analyze",
             "tic_tac_toe",
             "--agent",

@@ -8,8 +8,14 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from server.cli import app
-from server.cli.play import agent_labels, elo_difference, elo_text, game_places, game_points
+from ply_arena.server.cli import app
+from ply_arena.server.cli.play import (
+    agent_labels,
+    elo_difference,
+    elo_text,
+    game_places,
+    game_points,
+)
 
 runner = CliRunner()
 
@@ -145,7 +151,7 @@ def test_points_and_elo() -> None:
 def test_places_labels_and_no_negative_zero() -> None:
     import doctest
 
-    from server.cli import play
+    from ply_arena.server.cli import play
 
     assert doctest.testmod(play).failed == 0
     assert game_places([1.0, 0.0, -1.0]) == [1, 2, 3]

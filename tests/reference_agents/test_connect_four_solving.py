@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pytest
 
-import games
-import reference_agents
-from games.connect_four import state_from_moves
-from reference_agents.alphabeta import AlphaBetaAgent
-from reference_agents.connect_four_solver import Solver, play_moves, solve_moves
+from ply_arena import games, reference_agents
+from ply_arena.games.connect_four import state_from_moves
+from ply_arena.reference_agents.alphabeta import AlphaBetaAgent
+from ply_arena.reference_agents.connect_four_solver import Solver, play_moves, solve_moves
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "connect_four"
 

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-import games
-from reference_agents.evaluation import evaluated_games, evaluator_for
+from ply_arena import games
+from ply_arena.reference_agents.evaluation import evaluated_games, evaluator_for
 
 MINE = ["connect_four", "othello", "tic_tac_toe"]
 
@@ -37,7 +37,7 @@ def test_registered_names() -> None:
 
 
 def test_unregistered_game_gets_the_neutral_evaluation() -> None:
-    from games.tree import TreeGame
+    from ply_arena.games.tree import TreeGame
 
     tree = TreeGame({"player": 0, "children": [1, -1]})
     assert evaluator_for(tree)(tree.initial_state()) == (0.0, 0.0)
@@ -60,7 +60,7 @@ def test_tic_tac_toe_open_lines_as_in_the_notes() -> None:
 
 
 def test_connect_four_prefers_the_centre_and_counts_threats() -> None:
-    from games.connect_four import state_from_moves
+    from ply_arena.games.connect_four import state_from_moves
 
     evaluate = evaluator_for(games.get("connect_four"))
     assert evaluate(state_from_moves("4"))[0] > evaluate(state_from_moves("1"))[0]
@@ -69,7 +69,7 @@ def test_connect_four_prefers_the_centre_and_counts_threats() -> None:
 
 
 def test_othello_values_corners() -> None:
-    from games.othello import OthelloState, _from_bitboards
+    from ply_arena.games.othello import OthelloState, _from_bitboards
 
     evaluate = evaluator_for(games.get("othello"))
     base_black = 1 << 35 | 1 << 28 | 1 << 20

@@ -8,9 +8,9 @@ from typing import ClassVar
 
 import pytest
 
-import games
-from games.tree import TreeGame
-from reference_agents.expectiminimax import ExpectiminimaxAgent
+from ply_arena import games
+from ply_arena.games.tree import TreeGame
+from ply_arena.reference_agents.expectiminimax import ExpectiminimaxAgent
 
 
 class BoundedTree(TreeGame):
@@ -171,7 +171,7 @@ def test_refuses_three_players() -> None:
 
 
 def test_backgammon_evaluation_estimates_the_expected_payoff() -> None:
-    from reference_agents.evaluation import evaluator_for
+    from ply_arena.reference_agents.evaluation import evaluator_for
 
     g = games.get("backgammon")
     evaluate = evaluator_for(g)

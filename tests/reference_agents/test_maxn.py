@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import pytest
 
-import games
-from games.tree import TreeGame
-from reference_agents.maxn import MaxNAgent
+from ply_arena import games
+from ply_arena.games.tree import TreeGame
+from ply_arena.reference_agents.maxn import MaxNAgent
 
 A, B, C = 0, 1, 2
 
@@ -181,8 +181,8 @@ CC_WIN = {
 
 
 def test_chinese_checkers_evaluation_ranks_by_distance_and_sums_to_zero() -> None:
-    from games.chinese_checkers import ChineseCheckersState, distance_to_goal
-    from reference_agents.evaluation import evaluator_for
+    from ply_arena.games.chinese_checkers import ChineseCheckersState, distance_to_goal
+    from ply_arena.reference_agents.evaluation import evaluator_for
 
     g = games.get("chinese_checkers")
     evaluate = evaluator_for(g)

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-import games
-from games import State
-from reference_agents.mcts import MCTSAgent
+from ply_arena import games
+from ply_arena.games import State
+from ply_arena.reference_agents.mcts import MCTSAgent
 
 
 def _play(game: games.Game, moves: str) -> State:

@@ -6,10 +6,9 @@ import time
 
 import pytest
 
-import games
-import reference_agents
-from games.tree import TreeGame
-from reference_agents.minimax import MinimaxAgent
+from ply_arena import games, reference_agents
+from ply_arena.games.tree import TreeGame
+from ply_arena.reference_agents.minimax import MinimaxAgent
 
 FIG_6_5 = {
     "player": 0,

@@ -5,11 +5,10 @@ from __future__ import annotations
 import random
 import time
 
-import games
-import reference_agents
-from games.tree import TreeGame
-from reference_agents.minimax import MinimaxAgent
-from reference_agents.negamax import NegamaxAgent
+from ply_arena import games, reference_agents
+from ply_arena.games.tree import TreeGame
+from ply_arena.reference_agents.minimax import MinimaxAgent
+from ply_arena.reference_agents.negamax import NegamaxAgent
 
 FIG_6_5 = {
     "player": 0,

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import games
-import reference_agents
-from reference_agents.registry import agent_class, applicable_agents, make, parse_spec
+from ply_arena import games, reference_agents
+from ply_arena.reference_agents.registry import agent_class, applicable_agents, make, parse_spec
 
 
 def test_every_registered_agent_imports_and_has_its_name() -> None:

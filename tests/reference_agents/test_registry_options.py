@@ -9,11 +9,17 @@ import sys
 
 import pytest
 
-import games
-import reference_agents.registry as registry
-from reference_agents.registry import AgentOption, agent_names, agent_options, make, parse_spec
+import ply_arena.reference_agents.registry as registry
+from ply_arena import games
+from ply_arena.reference_agents.registry import (
+    AgentOption,
+    agent_names,
+    agent_options,
+    make,
+    parse_spec,
+)
 
-ARENA = [sys.executable, "-c", "from server.cli import main; main()"]
+ARENA = [sys.executable, "-m", "ply_arena"]
 ALPHABETA_OPTIONS = (
     "options: depth (int), move_time (float), seed (int), order (bool), tt (bool), solver (bool)"
 )

@@ -8,10 +8,9 @@ import math
 
 import pytest
 
-import games
-import reference_agents
-from games.tree import TreeGame
-from reference_agents.trace import FORMAT, Trace, TraceNode, record, render_text
+from ply_arena import games, reference_agents
+from ply_arena.games.tree import TreeGame
+from ply_arena.reference_agents.trace import FORMAT, Trace, TraceNode, record, render_text
 
 # Figure 6.5 (notes 004, chapter 6 of Russell & Norvig): MAX over three MIN nodes.
 FIG_6_5 = {
@@ -118,7 +117,7 @@ def test_tic_tac_toe_evaluation_in_the_notes_units() -> None:
     assert "│   ├── a1: eval E(n) = 5 - 4 = 1" in render_text(t)
     assert t.values["scale"] == 10 and t.answer["value"] == 10 * (info.score or 0)
     # the agent itself still plays with E(n) / 10, and plays the same move traced or not
-    from reference_agents.evaluation import evaluator_for
+    from ply_arena.reference_agents.evaluation import evaluator_for
 
     assert evaluator_for(g)(s0.result(4).result(6)) == (0.1, -0.1)
     assert reference_agents.make("minimax", g, depth=2).choose(s0)[0] == move
@@ -126,7 +125,7 @@ def test_tic_tac_toe_evaluation_in_the_notes_units() -> None:
 
 def test_alphabeta_shows_why_moves_came_first() -> None:
     g = games.get("connect_four")
-    from games.connect_four import state_from_moves
+    from ply_arena.games.connect_four import state_from_moves
 
     s = state_from_moves("4453")
     agent = reference_agents.make("alphabeta", g, depth=4, solver=False)

@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-import games
-import reference_agents
-from games import State
-from reference_agents.trace import View, record
+from ply_arena import games, reference_agents
+from ply_arena.games import State
+from ply_arena.reference_agents.trace import View, record
 
 # (agent, game, options): small searches, each game an agent plays at least once
 CASES: list[tuple[str, str, dict[str, Any]]] = [

@@ -7,10 +7,9 @@ from typing import ClassVar
 
 import pytest
 
-import games
-import reference_agents
-from games.tree import TreeGame
-from reference_agents.trace import TraceNode, View, record, render_text
+from ply_arena import games, reference_agents
+from ply_arena.games.tree import TreeGame
+from ply_arena.reference_agents.trace import TraceNode, View, record, render_text
 
 
 class BoundedTree(TreeGame):

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import games
-import reference_agents
-from games.tree import TreeGame
-from reference_agents.trace import TraceNode, record, render_text
+from ply_arena import games, reference_agents
+from ply_arena.games.tree import TreeGame
+from ply_arena.reference_agents.trace import TraceNode, record, render_text
 
 A, B, C = 0, 1, 2
 

@@ -8,10 +8,9 @@ import math
 
 import pytest
 
-import games
-import reference_agents
-from games import State
-from reference_agents.trace import Trace, TraceNode, View, record, render_text
+from ply_arena import games, reference_agents
+from ply_arena.games import State
+from ply_arena.reference_agents.trace import Trace, TraceNode, View, record, render_text
 
 
 def position(game_name: str, moves: str) -> State:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-import games
-import reference_agents
-from games.connect_four import state_from_moves
-from reference_agents.trace import TraceNode, TraceTooLarge, View, record, render_text
+from ply_arena import games, reference_agents
+from ply_arena.games.connect_four import state_from_moves
+from ply_arena.reference_agents.trace import TraceNode, TraceTooLarge, View, record, render_text
 
 
 def shown_json(node: dict[str, object]) -> list[dict[str, object]]:

@@ -2,14 +2,15 @@
 
 Fixed shallow depths keep the run short and make it repeat exactly (seeded agents and dice).
 The score of a game is the share of the opponents an agent finished ahead of (see
-``server.cli.play.game_points``): 1 for a win, 1/2 for a draw; with three players 1 for first.
+``ply_arena.server.cli.play.game_points``): 1 for a win, 1/2 for a draw; with three players 1 for
+first.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from server.cli.play import Match
+from ply_arena.server.cli.play import Match
 
 GAMES = 50
 

@@ -30,17 +30,17 @@ from typing import Any
 from _ws_client import Message, stored_records
 from conftest import LiveServer
 
-import games
-from protocol.client import BotClient
-from protocol.messages import TimeControl
-from reference_agents.registry import make, parse_spec
+from ply_arena import games
+from ply_arena.protocol.client import BotClient
+from ply_arena.protocol.messages import TimeControl
+from ply_arena.reference_agents.registry import make, parse_spec
 
 
 @dataclass
 class LadderResult:
     #: Finished matches of the ladder's queue (stored records), oldest first.
     finished: list[Message]
-    #: Every lobby decision of the run, in order (server.referee.PairingRecord).
+    #: Every lobby decision of the run, in order (ply_arena.server.referee.PairingRecord).
     log: list[Any]
     #: Bot name -> agent spec, and bot id -> name.
     agents: dict[str, str]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from server.db.database import Database
-from server.ratings import RatingBook
-from server.ratings.service import store_result
-from server.repositories import matches as match_repo
+from ply_arena.server.db.database import Database
+from ply_arena.server.ratings import RatingBook
+from ply_arena.server.ratings.service import store_result
+from ply_arena.server.repositories import matches as match_repo
 
 
 async def store_rated(

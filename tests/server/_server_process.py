@@ -94,16 +94,24 @@ class ServerProcess:
         return found
 
 
-def start_server_process(db: Path, *, port: int | None = None, **settings: str) -> ServerProcess:
+#: The ``arena`` command of the installation under test (``python -m ply_arena``: the same
+#: entry point as the ``arena`` script, found whether or not that script is on the PATH).
+ARENA = [sys.executable, "-m", "ply_arena"]
+
+
+def start_server_process(
+    db: Path, *, port: int | None = None, arena: list[str] = ARENA, **settings: str
+) -> ServerProcess:
     """Run `arena serve` on ``port`` (default: a free one) with ``ARENA_<NAME>`` settings;
-    returns once it serves."""
+    returns once it serves. ``arena`` is the command (another installation's, say)."""
     port = port or free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env.update({f"ARENA_{k.upper()}": v for k, v in settings.items()})
     env["ARENA_ADMIN_TOKEN"] = ADMIN_TOKEN
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-c", "from server.cli import main; main()", "serve"),
+            *arena,
+            "serve",
             *("--host", "127.0.0.1", "--port", str(port), "--db", str(db)),
         ],
         cwd=db.parent,

@@ -18,11 +18,11 @@ import websockets
 from sqlalchemy import select
 from websockets.asyncio.client import ClientConnection
 
-import games
-from games import CHANCE
-from server.db.database import Database
-from server.db.models import Match
-from server.repositories import matches as match_repo
+from ply_arena import games
+from ply_arena.games import CHANCE
+from ply_arena.server.db.database import Database
+from ply_arena.server.db.models import Match
+from ply_arena.server.repositories import matches as match_repo
 
 Message = dict[str, Any]
 

@@ -13,8 +13,8 @@ import httpx
 import pytest
 from conftest import LiveServer
 
-import games
-from server.analysis.report import analyze_position, parse_moves
+from ply_arena import games
+from ply_arena.server.analysis.report import analyze_position, parse_moves
 
 HTML = {"Accept": "text/html"}
 

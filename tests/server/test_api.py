@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-import games
-from protocol.errors import ErrorCode
-from server.db.database import Database
-from server.repositories import bots as bot_repo
-from server.repositories import matches as match_repo
-from server.time_controls import MAX_BANK_MS, MAX_MOVE_MS, MIN_MOVE_MS
+from ply_arena import games
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.server.db.database import Database
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import matches as match_repo
+from ply_arena.server.time_controls import MAX_BANK_MS, MAX_MOVE_MS, MIN_MOVE_MS
 
 
 def _error(response: Any, status: int, code: ErrorCode) -> str:

@@ -13,7 +13,7 @@ import pytest
 from _ws_client import Message, WsBot, rederive, start_pair, stored_records
 from conftest import LiveServer
 
-from protocol.messages import MAX_FRAME_BYTES
+from ply_arena.protocol.messages import MAX_FRAME_BYTES
 
 
 @pytest.fixture(autouse=True)

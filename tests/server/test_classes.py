@@ -19,9 +19,9 @@ from _api import post as _post
 from conftest import LiveServer
 from typer.testing import CliRunner
 
-from protocol.client import BotClient
-from reference_agents.registry import make
-from server.cli import app
+from ply_arena.protocol.client import BotClient
+from ply_arena.reference_agents.registry import make
+from ply_arena.server.cli import app
 
 
 def _new_class(srv: LiveServer, name: str) -> dict[str, Any]:
@@ -147,7 +147,7 @@ def test_flooding_registrations_from_one_address_is_refused(
 
 def test_arena_register_on_the_command_line(live_server: LiveServer) -> None:
     code = _new_class(live_server, "cli-class")["join_code"]
-    command = [sys.executable, "-c", "from server.cli import main; main()", "register",
+    command = [sys.executable, "-m", "ply_arena", "register",
                "--url", live_server.url, "--code", code, "--owner", "eve@uni.es"]  # fmt: skip
     done = subprocess.run([*command, "eve-bot"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

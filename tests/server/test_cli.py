@@ -19,9 +19,9 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-import games
-from server.cli import app
-from server.db.database import Database
+from ply_arena import games
+from ply_arena.server.cli import app
+from ply_arena.server.db.database import Database
 
 runner = CliRunner()
 
@@ -184,7 +184,7 @@ def test_replay_reports_an_unreachable_server() -> None:
 def test_replay_reads_the_server_address_from_what_is_pasted() -> None:
     import doctest
 
-    from server.cli import replay
+    from ply_arena.server.cli import replay
 
     assert doctest.testmod(replay).failed == 0
     for pasted, address in [
@@ -217,8 +217,8 @@ def test_serve_migrates_prints_the_admin_token_and_serves(tmp_path: Path) -> Non
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-c",
-            "from server.cli import main; main()",
+            "-m",
+            "ply_arena",
             "serve",
             "--host",
             "127.0.0.1",
@@ -261,7 +261,7 @@ def test_serve_migrates_prints_the_admin_token_and_serves(tmp_path: Path) -> Non
 
 
 def test_settings_come_from_the_environment_and_options() -> None:
-    from server.settings import Settings
+    from ply_arena.server.settings import Settings
 
     env = {
         "ARENA_PORT": "9001",
@@ -293,7 +293,7 @@ def test_settings_come_from_the_environment_and_options() -> None:
     ],
 )
 def test_a_setting_with_a_typo_is_refused_naming_it(name: str, value: str, says: str) -> None:
-    from server.settings import Settings, SettingsError
+    from ply_arena.server.settings import Settings, SettingsError
 
     with pytest.raises(SettingsError) as refused:
         Settings.from_env({name: value})
@@ -314,7 +314,7 @@ def test_a_setting_with_a_typo_is_refused_naming_it(name: str, value: str, says:
     ],
 )
 def test_a_setting_that_cannot_work_is_refused(name: str, value: str, says: str) -> None:
-    from server.settings import Settings, SettingsError
+    from ply_arena.server.settings import Settings, SettingsError
 
     with pytest.raises(SettingsError, match=f"^{name}=.*: {says}"):
         Settings.from_env({name: value})
@@ -323,7 +323,7 @@ def test_a_setting_that_cannot_work_is_refused(name: str, value: str, says: str)
 def test_an_unknown_arena_variable_is_named_with_the_closest_setting(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from server.settings import Settings
+    from ply_arena.server.settings import Settings
 
     settings = Settings.from_env({"ARENA_HOUSEBOTS_TYPO_TEST": "none", "ARENA_BOT_TOKEN": "t"})
     assert settings.house_bots == "default"
@@ -339,7 +339,7 @@ def test_an_unknown_arena_variable_is_named_with_the_closest_setting(
 def test_arena_serve_says_a_bad_setting_in_one_line(tmp_path: Path) -> None:
     env = {**os.environ, "ARENA_PORT": "abc"}
     done = subprocess.run(
-        [sys.executable, "-c", "from server.cli import main; main()", "serve", "--db",
+        [sys.executable, "-m", "ply_arena", "serve", "--db",
          str(tmp_path / "x.db")],
         capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
     )  # fmt: skip
@@ -360,7 +360,7 @@ def test_a_file_that_is_not_the_arenas_database_is_refused_untouched(tmp_path: P
         assert listed.exit_code == 1 and says in listed.output, listed.output
         assert "Traceback" not in listed.output
         served = subprocess.run(
-            [sys.executable, "-c", "from server.cli import main; main()", "serve", "--db",
+            [sys.executable, "-m", "ply_arena", "serve", "--db",
              str(path), "--port", "1"],
             capture_output=True, text=True, timeout=60, cwd=tmp_path,
         )  # fmt: skip

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from _server_process import free_port
 
-import games
+from ply_arena import games
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -23,7 +23,7 @@ def test_arena_demo_fills_every_leaderboard_within_a_minute(tmp_path: Path) -> N
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from server.cli import main; main()", "demo", "--port", str(port)],
+        [sys.executable, "-m", "ply_arena", "demo", "--port", str(port)],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     started = time.monotonic()

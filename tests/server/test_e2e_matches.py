@@ -13,9 +13,8 @@ import pytest
 from _ws_client import Message, WsBot, rederive, stored_records
 from conftest import LiveServer
 
-import games
-import reference_agents
-from games import CHANCE
+from ply_arena import games, reference_agents
+from ply_arena.games import CHANCE
 
 
 @pytest.fixture(autouse=True)

@@ -23,7 +23,7 @@ import websockets
 from _server_process import ServerProcess, start_server_process
 from _ws_client import Message, WsBot, rederive
 
-from protocol.messages import MAX_FRAME_BYTES
+from ply_arena.protocol.messages import MAX_FRAME_BYTES
 
 #: Resident memory the server may grow by, over its size with honest bots playing: during the
 #: attack, and once the attackers are gone. (Before the fixes, forty connections that never read

@@ -22,14 +22,13 @@ from _ws_client import Message, WsBot, rederive, stored_records
 from conftest import LiveServer
 from sqlalchemy import select
 
-import games
-import reference_agents
-from server.app import create_app
-from server.db.database import Database
-from server.db.models import Bot
-from server.house import HouseConfigError, house_name, parse_house_bots
-from server.repositories import bots as bot_repo
-from server.settings import Settings
+from ply_arena import games, reference_agents
+from ply_arena.server.app import create_app
+from ply_arena.server.db.database import Database
+from ply_arena.server.db.models import Bot
+from ply_arena.server.house import HouseConfigError, house_name, parse_house_bots
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.settings import Settings
 
 C4 = "connect_four"
 
@@ -120,7 +119,7 @@ def test_arena_serve_stops_at_once_on_a_bad_house_spec(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env["ARENA_HOUSE_BOTS"] = "connect_four=mcts@0.5,alphabeta:depht=4@1"
     done = subprocess.run(
-        [sys.executable, "-c", "from server.cli import main; main()", "serve", "--port", "0"],
+        [sys.executable, "-m", "ply_arena", "serve", "--port", "0"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 from _server_process import start_server_process
 
-from games import State
-from protocol.client import BotClient, Clock
+from ply_arena.games import State
+from ply_arena.protocol.client import BotClient, Clock
 
 
 def slow_random(state: State, legal_moves: list[str], clock: Clock) -> str:

@@ -15,7 +15,7 @@ from _ws_client import WsBot, rederive
 from conftest import LiveServer
 from sqlalchemy import select
 
-from server.db.models import RatingChange
+from ply_arena.server.db.models import RatingChange
 
 
 @pytest.fixture(autouse=True)

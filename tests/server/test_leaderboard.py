@@ -14,10 +14,10 @@ from _rated import store_rated
 from conftest import LiveServer
 from typer.testing import CliRunner
 
-from server.cli import app
-from server.db.database import Database
-from server.ratings import RatingBook, RatingModel
-from server.repositories import bots as bot_repo
+from ply_arena.server.cli import app
+from ply_arena.server.db.database import Database
+from ply_arena.server.ratings import RatingBook, RatingModel
+from ply_arena.server.repositories import bots as bot_repo
 
 runner = CliRunner()
 
@@ -163,7 +163,7 @@ def test_the_table_never_cuts_a_bot_name_on_an_80_column_terminal(ladder: LiveSe
     long_name = "house-alphabeta-depth4-orderfalse-1"  # the longest kind of name a class sees
     data = ladder.api("GET", "/api/leaderboard/tic_tac_toe").json()
     data["ranking"][0]["bot"] = long_name
-    from server.cli.ratings import print_leaderboard
+    from ply_arena.server.cli.ratings import print_leaderboard
 
     for width in (80, 100, 160):
         with patch.dict(os.environ, {"COLUMNS": str(width)}), redirect_stdout(io.StringIO()) as out:

@@ -13,15 +13,15 @@ import pytest
 from _ws_client import Message, WsBot, rederive, start_pair, stored_records
 from conftest import LiveServer
 
-import games
-from protocol.messages import MakeMove, Policy, TimeControl
-from protocol.outcomes import drawn_payoffs, forfeit_payoffs
-from server.db.database import Database
-from server.referee.clock import SeatClock, latency_grace_ms
-from server.referee.connections import ConnectionRegistry
-from server.referee.match_runner import MatchRunner, SeatBot
-from server.repositories import bots as bot_repo
-from server.repositories import matches as match_repo
+from ply_arena import games
+from ply_arena.protocol.messages import MakeMove, Policy, TimeControl
+from ply_arena.protocol.outcomes import drawn_payoffs, forfeit_payoffs
+from ply_arena.server.db.database import Database
+from ply_arena.server.referee.clock import SeatClock, latency_grace_ms
+from ply_arena.server.referee.connections import ConnectionRegistry
+from ply_arena.server.referee.match_runner import MatchRunner, SeatBot
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import matches as match_repo
 
 
 @pytest.fixture(autouse=True)
@@ -489,8 +489,8 @@ async def test_a_move_that_crosses_a_match_ending_is_dropped_without_unknown_mat
     # (the kit would forget the match, and miscount its games when match_end comes).
     from types import SimpleNamespace
 
-    from protocol.messages import Resign
-    from server.referee import RefereeError
+    from ply_arena.protocol.messages import Resign
+    from ply_arena.server.referee import RefereeError
 
     referee = live_server.app.state.referee
     ending = SimpleNamespace(finished=True, result=None)

@@ -1,11 +1,20 @@
-"""``server.referee.pairing.pair``: the lobby's decisions as a pure function, without a server."""
+"""``ply_arena.server.referee.pairing.pair``: the lobby's decisions as a pure function, without a
+server."""
 
 from __future__ import annotations
 
 import random
 from collections import Counter
 
-from server.referee.pairing import Group, HouseSeat, Params, Player, Waiter, first_come, pair
+from ply_arena.server.referee.pairing import (
+    Group,
+    HouseSeat,
+    Params,
+    Player,
+    Waiter,
+    first_come,
+    pair,
+)
 
 TWO = Params(group_size=2, window=3.0, widen_per_s=1.0, max_wait_s=10.0, candidates=3)
 THREE = Params(group_size=3, window=3.0, widen_per_s=1.0, max_wait_s=10.0, candidates=3)

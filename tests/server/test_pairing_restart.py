@@ -11,9 +11,9 @@ import pytest
 from _ws_client import WsBot, start_pair
 from conftest import LiveServer
 
-from server.db.database import Database
-from server.repositories import bots as bot_repo
-from server.repositories import matches as match_repo
+from ply_arena.server.db.database import Database
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import matches as match_repo
 
 
 @pytest.fixture(autouse=True)

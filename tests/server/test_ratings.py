@@ -22,12 +22,12 @@ from _ws_client import Message, WsBot, start_pair
 from conftest import LiveServer
 from sqlalchemy import select, text
 
-from protocol.client import BotClient
-from server.db.database import Database
-from server.db.models import Rating, RatingChange, Result
-from server.ratings import RatingBook, RatingModel, places
-from server.ratings.rebuild import needs_rebuild, rebuild
-from server.repositories import bots as bot_repo
+from ply_arena.protocol.client import BotClient
+from ply_arena.server.db.database import Database
+from ply_arena.server.db.models import Rating, RatingChange, Result
+from ply_arena.server.ratings import RatingBook, RatingModel, places
+from ply_arena.server.ratings.rebuild import needs_rebuild, rebuild
+from ply_arena.server.repositories import bots as bot_repo
 
 
 @pytest.fixture(autouse=True)
@@ -315,7 +315,7 @@ def test_rebuild_and_a_second_server_refuse_a_database_a_server_runs_on(tmp_path
     # by its next result, and a second server would abort the first one's matches.
     from typer.testing import CliRunner
 
-    from server.cli import app
+    from ply_arena.server.cli import app
 
     db = tmp_path / "arena.db"
     srv = start_server_process(db)
@@ -325,7 +325,7 @@ def test_rebuild_and_a_second_server_refuse_a_database_a_server_runs_on(tmp_path
         assert f"a server (pid {srv.proc.pid}, started" in rebuilt.output, rebuilt.output
         assert "is running on this database; stop it first" in rebuilt.output
         second = subprocess.run(
-            [sys.executable, "-c", "from server.cli import main; main()", "serve", "--port",
+            [sys.executable, "-m", "ply_arena", "serve", "--port",
              "1", "--db", str(db)],
             capture_output=True, text=True, timeout=60, cwd=tmp_path,
         )  # fmt: skip

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import httpx
 
-import games
+from ply_arena import games
 
 GAME = "connect_four"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from server.db import server_mark
+from ply_arena.server.db import server_mark
 
 
 def write_mark(db: Path, pid: int, **extra: object) -> None:

@@ -21,10 +21,10 @@ from _waiting import until
 from _ws_client import Message, WsBot, rederive, start_pair
 from conftest import LiveServer
 
-from protocol.spectator import spectator_message_adapter
-from server.repositories import matches as match_repo
-from server.spectate import limits as spectator_limits
-from server.ws.session import CLOSE_GRACE_S
+from ply_arena.protocol.spectator import spectator_message_adapter
+from ply_arena.server.repositories import matches as match_repo
+from ply_arena.server.spectate import limits as spectator_limits
+from ply_arena.server.ws.session import CLOSE_GRACE_S
 
 
 @pytest.fixture(autouse=True)
@@ -308,8 +308,8 @@ def _all(spectator: Spectator) -> list[Message]:
 def test_the_stream_texts_are_the_models_serialised() -> None:
     """The fast builders (server/spectate/stream.py) in the cases a short live match rarely
     shows: forced moves, a finished runner's snapshot, names that need escaping."""
-    from protocol.spectator import WatchResult
-    from server.spectate import stream
+    from ply_arena.protocol.spectator import WatchResult
+    from ply_arena.server.spectate import stream
 
     mid = stream.dumps('m"1\u00e9')
     texts = [
@@ -385,8 +385,8 @@ class _Backlog:
 
 @pytest.mark.parametrize("bound", ["frames", "bytes"])
 async def test_a_watcher_is_bounded_by_messages_and_bytes_beyond_its_snapshot(bound: str) -> None:
-    from server.spectate import Limits, Watcher
-    from server.spectate.frames import text_frames
+    from ply_arena.server.spectate import Limits, Watcher
+    from ply_arena.server.spectate.frames import text_frames
 
     limits = Limits(max_spectators=1, max_per_match=1, queue_frames=16, queue_bytes=65536)
     outlet = _Backlog()

@@ -17,9 +17,9 @@ from alembic.migration import MigrationContext
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import IntegrityError
 
-from server.db.database import Database
-from server.db.models import Base
-from server.repositories import bots, matches
+from ply_arena.server.db.database import Database
+from ply_arena.server.db.models import Base
+from ply_arena.server.repositories import bots, matches
 
 
 def _diff(connection: Connection) -> list[Any]:
@@ -282,7 +282,7 @@ async def test_concurrent_writers_lose_nothing(
 _CLI_CREATES = """
 import sys
 from typer.testing import CliRunner
-from server.cli import app
+from ply_arena.server.cli import app
 runner = CliRunner()
 for i in range(10):
     result = runner.invoke(app, ["bots", "create", f"cli{i}", "--db", sys.argv[1]])

@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-from server.db.database import Database
-from server.db.recorder import RecorderClosedError
-from server.repositories import bots, matches
+from ply_arena.server.db.database import Database
+from ply_arena.server.db.recorder import RecorderClosedError
+from ply_arena.server.repositories import bots, matches
 
 
 async def _new_match(database: Database, match_id: str, bot_ids: list[int]) -> None:

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 from _server_process import ADMIN_TOKEN, start_server_process
 
-from protocol.client import BotClient
-from server.tournaments.schedule import round_robin
+from ply_arena.protocol.client import BotClient
+from ply_arena.server.tournaments.schedule import round_robin
 
 ENTRANTS = [f"crash{i}" for i in range(5)]
 

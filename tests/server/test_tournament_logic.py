@@ -8,10 +8,10 @@ from itertools import combinations, permutations
 
 import pytest
 
-from server.tournaments import swiss
-from server.tournaments.schedule import gauntlet, round_robin
-from server.tournaments.standings import GameResult, crosstable, game_points, standings
-from server.tournaments.swiss import SwissEntrant, SwissError, pair_round, seats_clash
+from ply_arena.server.tournaments import swiss
+from ply_arena.server.tournaments.schedule import gauntlet, round_robin
+from ply_arena.server.tournaments.standings import GameResult, crosstable, game_points, standings
+from ply_arena.server.tournaments.swiss import SwissEntrant, SwissError, pair_round, seats_clash
 
 
 @pytest.mark.parametrize("n", range(2, 10))

@@ -23,8 +23,8 @@ from _api import post as _post
 from _waiting import until
 from conftest import LiveServer
 
-from protocol.client import BotClient
-from reference_agents.registry import make
+from ply_arena.protocol.client import BotClient
+from ply_arena.reference_agents.registry import make
 
 
 def tournament_bot(srv: LiveServer, token: str, spec: str, game: str) -> BotClient:
@@ -525,7 +525,7 @@ async def test_a_bot_given_a_game_it_cannot_play_resigns_it_at_once(
 async def test_the_command_line_runs_a_tournament(live_server: LiveServer, tmp_path: Any) -> None:
     from typer.testing import CliRunner
 
-    from server.cli import app
+    from ply_arena.server.cli import app
 
     srv = live_server
     bots = [srv.create_bot(f"cli{i}") for i in range(3)]

@@ -15,10 +15,10 @@ import pytest
 from conftest import LiveServer
 from typer.testing import CliRunner
 
-from games import State
-from protocol.client import BotClient, Clock, MatchView
-from protocol.messages import MatchEnd
-from server.cli import app
+from ply_arena.games import State
+from ply_arena.protocol.client import BotClient, Clock, MatchView
+from ply_arena.protocol.messages import MatchEnd
+from ply_arena.server.cli import app
 
 runner = CliRunner()
 

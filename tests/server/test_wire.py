@@ -3,8 +3,8 @@
 The referee builds ``turn`` frames from pre-serialised pieces rather than through the pydantic
 model (server/referee/match_runner.py, the hot path). These tests play whole matches over real
 WebSockets, keep every raw frame, and check that each one validates against
-``protocol.messages.server_message_adapter`` and is exactly what the validated model serialises
-back to, so the fast path cannot drift from the schema.
+``ply_arena.protocol.messages.server_message_adapter`` and is exactly what the validated model
+serialises back to, so the fast path cannot drift from the schema.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 import websockets
 from conftest import LiveServer
 
-from protocol.messages import server_message_adapter
+from ply_arena.protocol.messages import server_message_adapter
 
 
 async def _bot(url: str, token: str) -> websockets.ClientConnection:

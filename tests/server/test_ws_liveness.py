@@ -19,8 +19,8 @@ from _ws_client import WsBot, rederive, start_pair
 from conftest import LiveServer
 from websockets.asyncio.client import ClientConnection
 
-from server.transport import CountingTransport, TransportHandle
-from server.ws.session import CLOSE_GRACE_S, Session
+from ply_arena.server.transport import CountingTransport, TransportHandle
+from ply_arena.server.ws.session import CLOSE_GRACE_S, Session
 
 Message = dict[str, Any]
 

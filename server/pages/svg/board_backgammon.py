@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from games import CHANCE, State
-from server.pages.svg.board_parts import Drawing
-from server.pages.svg.markup import element, label, points_attribute
-from server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
+from ply_arena.games import CHANCE, State
+from ply_arena.server.pages.svg.board_parts import Drawing
+from ply_arena.server.pages.svg.markup import element, label, points_attribute
+from ply_arena.server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
 
 WHITE, BLACK = 0, 1
 

@@ -2,10 +2,10 @@
 seats' pieces (``piece seat-N``), each seat's home point tinted with its colour, and below the
 star a legend of the seats (the one to move in bold) and a status line.
 
-Geometry: ``games.chinese_checkers`` centres every row of ``ROW_LENGTHS`` on doubled column 12,
-so the hole at position k (from 0) of a row of n holes sits at doubled column ``12 - (n - 1) + 2k``
-(0..24). Neighbours in a row are two doubled columns apart and rows are a hole spacing times
-sqrt(3)/2 apart: the six neighbours of a hole are then all one spacing away.
+Geometry: ``ply_arena.games.chinese_checkers`` centres every row of ``ROW_LENGTHS`` on doubled
+column 12, so the hole at position k (from 0) of a row of n holes sits at doubled column ``12 - (n -
+1) + 2k`` (0..24). Neighbours in a row are two doubled columns apart and rows are a hole spacing
+times sqrt(3)/2 apart: the six neighbours of a hole are then all one spacing away.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from games import State
-from games.chinese_checkers import ROW_LENGTHS, ROW_LETTERS, ChineseCheckersState
-from server.pages.svg.board_parts import INK, Drawing, last_move_ring
-from server.pages.svg.markup import element, label, points_attribute
-from server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
+from ply_arena.games import State
+from ply_arena.games.chinese_checkers import ROW_LENGTHS, ROW_LETTERS, ChineseCheckersState
+from ply_arena.server.pages.svg.board_parts import INK, Drawing, last_move_ring
+from ply_arena.server.pages.svg.markup import element, label, points_attribute
+from ply_arena.server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
 
 SPACING = 22  # between neighbouring holes
 ROW_HEIGHT = SPACING * math.sqrt(3) / 2
@@ -50,7 +50,7 @@ def _hole_centres() -> dict[str, tuple[float, float]]:
     return centres
 
 
-#: Hole name -> its centre, in reading order (the names of ``games.chinese_checkers``).
+#: Hole name -> its centre, in reading order (the names of ``ply_arena.games.chinese_checkers``).
 HOLE_CENTRES = _hole_centres()
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from games import State
-from games.connect_four import COLUMN_DIGITS, HEIGHT, WIDTH
-from server.pages.svg.board_parts import INK, Drawing, last_move_ring, two_player_status
-from server.pages.svg.markup import element, label
-from server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
+from ply_arena.games import State
+from ply_arena.games.connect_four import COLUMN_DIGITS, HEIGHT, WIDTH
+from ply_arena.server.pages.svg.board_parts import INK, Drawing, last_move_ring, two_player_status
+from ply_arena.server.pages.svg.markup import element, label
+from ply_arena.server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
 
 CELL = 60
 MARGIN = 10

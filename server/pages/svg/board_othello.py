@@ -1,15 +1,15 @@
 """Othello: a green 8x8 board with black (seat 0) and white (seat 1) discs, columns a-h from the
-left and rows 1-8 from the top, as ``games.othello`` names the squares."""
+left and rows 1-8 from the top, as ``ply_arena.games.othello`` names the squares."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from games import State
-from games.othello import PASS, SQUARE_NAMES
-from server.pages.svg.board_parts import INK, Drawing, last_move_ring, two_player_status
-from server.pages.svg.markup import element, label
-from server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
+from ply_arena.games import State
+from ply_arena.games.othello import PASS, SQUARE_NAMES
+from ply_arena.server.pages.svg.board_parts import INK, Drawing, last_move_ring, two_player_status
+from ply_arena.server.pages.svg.markup import element, label
+from ply_arena.server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
 
 CELL = 50
 MARGIN = 26  # room for the coordinates above and on the left

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from games import State
-from server.pages.svg.markup import element
+from ply_arena.games import State
+from ply_arena.server.pages.svg.markup import element
 
 #: Colour of the text around the boards (coordinates, point numbers, status lines).
 INK = "#333333"

@@ -1,15 +1,15 @@
 """Tic-tac-toe: a 3x3 grid of X and O marks, columns a-c from the left and rows 1-3 from the
-bottom (row 3 on top), as ``games.tic_tac_toe`` names the cells."""
+bottom (row 3 on top), as ``ply_arena.games.tic_tac_toe`` names the cells."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from games import State
-from games.tic_tac_toe import CELL_NAMES
-from server.pages.svg.board_parts import INK, Drawing, two_player_status
-from server.pages.svg.markup import element, label
-from server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
+from ply_arena.games import State
+from ply_arena.games.tic_tac_toe import CELL_NAMES
+from ply_arena.server.pages.svg.board_parts import INK, Drawing, two_player_status
+from ply_arena.server.pages.svg.markup import element, label
+from ply_arena.server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
 
 CELL = 100
 LEFT = 30  # room for the row numbers

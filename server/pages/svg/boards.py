@@ -31,18 +31,18 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import games
-from games import State
-from server.pages.svg import (
+from ply_arena import games
+from ply_arena.games import State
+from ply_arena.server.pages.svg import (
     board_backgammon,
     board_chinese_checkers,
     board_connect_four,
     board_othello,
     board_tic_tac_toe,
 )
-from server.pages.svg.board_parts import Drawing
-from server.pages.svg.markup import SVG_NAMESPACE, element, num, text
-from server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS, seat_colours, seat_labels
+from ply_arena.server.pages.svg.board_parts import Drawing
+from ply_arena.server.pages.svg.markup import SVG_NAMESPACE, element, num, text
+from ply_arena.server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS, seat_colours, seat_labels
 
 __all__ = ["SEAT_COLOURS", "SEAT_LABELS", "board_svg", "seat_colours", "seat_labels"]
 

@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from server.pages.svg.markup import (
+from ply_arena.server.pages.svg.markup import (
     SVG_NAMESPACE,
     element,
     label,

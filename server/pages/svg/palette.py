@@ -8,15 +8,15 @@ and a dark red against a light yellow for Connect Four, which differ in lightnes
 hue. Othello and backgammon use their natural black and white.
 
 Labels follow each game's seat order in ``games/``: seat 0 first. Connect Four's seat names are
-"X" and "O" in ``games.connect_four``; its docstring gives their colours, red and yellow, which
-are what a reader sees on the board.
+"X" and "O" in ``ply_arena.games.connect_four``; its docstring gives their colours, red and yellow,
+which are what a reader sees on the board.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
 
-import games
+from ply_arena import games
 
 #: Fill colour of each seat's pieces, seat 0 first, per game.
 SEAT_COLOURS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
