@@ -113,8 +113,7 @@ def run(args: argparse.Namespace) -> str:
         f"Python {platform.python_version()}, load average "
         + " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "",
-        f"{'lobby':8} {'ours ms':>8} {'first come ms':>14} {'ratio':>6} {'groups':>7} "
-        f"{'reasons'}",
+        f"{'lobby':8} {'ours ms':>8} {'first come ms':>14} {'ratio':>6} {'groups':>7} {'reasons'}",
     ]
     worst = 0.0
     for kind in ("typical", "spread"):

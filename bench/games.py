@@ -125,8 +125,10 @@ def main() -> None:
     args = parser.parse_args()
     import pyspiel
 
-    print(f"# {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
-          f"pyspiel {getattr(pyspiel, '__version__', '?')}; median of {args.runs} runs")
+    print(
+        f"# {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
+        f"pyspiel {getattr(pyspiel, '__version__', '?')}; median of {args.runs} runs"
+    )
     header = f"{'game':18} {'ours/s':>10} {'openspiel/s':>12} {'ratio':>6}   "
     header += f"{'ours us/step':>12} {'os us/step':>10} {'ratio':>6}  plies(ours/os)"
     print(header)

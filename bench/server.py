@@ -322,6 +322,7 @@ def relay_main(port: int, game_name: str, plies: int, deflate: bool) -> None:
     ``deflate``: offer permessage-deflate, as the arena server did in the same run (same costs).
     """
     from ply_arena import games
+
     game = games.get(game_name)
     state = game.initial_state()
     position = game.state_to_json(state)

@@ -1,10 +1,10 @@
 """Rules of the games Ply Arena referees, behind one API (see ``ply_arena.games._api``).
 
-    >>> import games
-    >>> games.names()
-    ['backgammon', 'chinese_checkers', 'connect_four', 'othello', 'tic_tac_toe']
-    >>> games.get("connect_four").num_players
-    2
+>>> import games
+>>> games.names()
+['backgammon', 'chinese_checkers', 'connect_four', 'othello', 'tic_tac_toe']
+>>> games.get("connect_four").num_players
+2
 """
 
 from __future__ import annotations

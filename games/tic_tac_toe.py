@@ -36,9 +36,14 @@ _CELL_BY_NAME = {name: i for i, name in enumerate(CELL_NAMES)}
 WIN_LINES: tuple[Bitboard, ...] = tuple(
     sum(1 << c for c in line)
     for line in (
-        (0, 1, 2), (3, 4, 5), (6, 7, 8),  # rows
-        (0, 3, 6), (1, 4, 7), (2, 5, 8),  # columns
-        (0, 4, 8), (2, 4, 6),  # diagonals
+        (0, 1, 2),
+        (3, 4, 5),
+        (6, 7, 8),  # rows
+        (0, 3, 6),
+        (1, 4, 7),
+        (2, 5, 8),  # columns
+        (0, 4, 8),
+        (2, 4, 6),  # diagonals
     )
 )
 _NO_RETURNS = (0.0, 0.0)
@@ -76,9 +81,7 @@ class TicTacToeState(State):
         return self._returns
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, TicTacToeState) and self.x == other.x and self.o == other.o
-        )
+        return isinstance(other, TicTacToeState) and self.x == other.x and self.o == other.o
 
     def __hash__(self) -> int:
         return hash((self.x, self.o))
@@ -110,9 +113,7 @@ def _build_positions() -> dict[tuple[Bitboard, Bitboard], TicTacToeState]:
         if not s._terminal:
             s._actions = tuple(c for c in range(9) if not (x | o) >> c & 1)
             for c in s._actions:
-                s._children[c] = (
-                    visit(x | 1 << c, o) if s.player == 0 else visit(x, o | 1 << c)
-                )
+                s._children[c] = visit(x | 1 << c, o) if s.player == 0 else visit(x, o | 1 << c)
         return s
 
     visit(0, 0)

@@ -341,9 +341,7 @@ class ErrorMessage(_Message):
     match_id: str | None = None
     retry_after_ms: int | None = Field(
         default=None,
-        description=(
-            "rate_limited only: the dropped message may be sent again after this many ms"
-        ),
+        description=("rate_limited only: the dropped message may be sent again after this many ms"),
     )
 
 

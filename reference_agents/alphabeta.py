@@ -143,7 +143,6 @@ class AlphaBetaAgent(SearchAgent):
 
     # -- the decision ---------------------------------------------------------------------------
 
-
     def search(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)

@@ -113,7 +113,6 @@ class ExpectiminimaxAgent(SearchAgent):
     def refusal(cls, game: games.Game) -> str | None:
         return two_player_zero_sum_refusal(game)
 
-
     def search(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)

@@ -127,7 +127,6 @@ class MaxNAgent(SearchAgent):
     def refusal(cls, game: games.Game) -> str | None:
         return deterministic_refusal(game)
 
-
     def search(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)

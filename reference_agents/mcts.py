@@ -321,7 +321,6 @@ class MCTSAgent(SearchAgent):
 
     # -- the anytime loop --------------------------------------------------------------------
 
-
     def search(self, state: State, time_limit: float | None) -> tuple[Move, SearchInfo]:
         start = time.monotonic()
         budget = search_budget(time_limit, self.move_time)

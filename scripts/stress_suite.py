@@ -31,8 +31,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 IGNORED = shutil.ignore_patterns(
-    ".git", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", "*.egg-info",
-    "stress-logs", "*.db", "*.db-wal", "*.db-shm", "build",
+    ".git",
+    "__pycache__",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    "*.egg-info",
+    "stress-logs",
+    "*.db",
+    "*.db-wal",
+    "*.db-shm",
+    "build",
 )
 
 
@@ -58,23 +67,45 @@ def python_for_copy(copy: Path, where: Path) -> str:
     venv.create(where, system_site_packages=True, with_pip=True)
     python = str(where / "bin" / "python")
     subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", "--no-deps", "-e", str(copy),
-         "--config-settings", "editable_mode=strict"],
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "-e",
+            str(copy),
+            "--config-settings",
+            "editable_mode=strict",
+        ],
         check=True,
     )
     return python
 
 
 def pytest_once(
-    tree: Path, label: str, extra: list[str], logs: Path, basetemp: Path,
+    tree: Path,
+    label: str,
+    extra: list[str],
+    logs: Path,
+    basetemp: Path,
     python: str = sys.executable,
 ) -> Run:
     """One run of the suite in ``tree`` with ``python`` (one whose ``ply_arena`` is that
     tree's); its last line, and its whole output kept on failure."""
     env = dict(os.environ)
     shutil.rmtree(basetemp, ignore_errors=True)
-    command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               f"--basetemp={basetemp}", *extra]
+    command = [
+        python,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--basetemp={basetemp}",
+        *extra,
+    ]
     started = time.monotonic()
     proc = subprocess.run(
         command, cwd=tree, env=env, capture_output=True, text=True, preexec_fn=_default_sigint
@@ -97,8 +128,11 @@ def series(tree: Path, name: str, count: int, extra: list[str], logs: Path) -> l
         for i in range(1, count + 1):
             run = pytest_once(tree, f"{name} {i}", extra, logs, Path(tmp) / "basetemp")
             runs.append(run)
-            print(f"{run.label:>12}: {'pass' if run.passed else 'FAIL'} in {run.seconds:5.0f} s"
-                  f"  {run.summary}", flush=True)
+            print(
+                f"{run.label:>12}: {'pass' if run.passed else 'FAIL'} in {run.seconds:5.0f} s"
+                f"  {run.summary}",
+                flush=True,
+            )
     return runs
 
 
@@ -115,12 +149,13 @@ def beside(count: int, extra: list[str], logs: Path) -> tuple[list[Run], list[Ru
             i = 0
             while not stop.is_set():
                 i += 1
-                run = pytest_once(
-                    copy, f"copy {i}", extra, logs, Path(tmp) / "basetemp", python
-                )
+                run = pytest_once(copy, f"copy {i}", extra, logs, Path(tmp) / "basetemp", python)
                 background.append(run)
-                print(f"{run.label:>12}: {'pass' if run.passed else 'FAIL'} in "
-                      f"{run.seconds:5.0f} s  {run.summary}  (second copy)", flush=True)
+                print(
+                    f"{run.label:>12}: {'pass' if run.passed else 'FAIL'} in "
+                    f"{run.seconds:5.0f} s  {run.summary}  (second copy)",
+                    flush=True,
+                )
 
         loader = threading.Thread(target=load, daemon=True)
         loader.start()
@@ -142,14 +177,18 @@ def main() -> int:
     if args.alone:
         runs = series(ROOT, "alone", args.alone, args.pytest_args, args.logs)
         failed += sum(not r.passed for r in runs)
-        print(f"alone: {sum(r.passed for r in runs)}/{len(runs)} green, median "
-              f"{sorted(r.seconds for r in runs)[len(runs) // 2]:.0f} s")
+        print(
+            f"alone: {sum(r.passed for r in runs)}/{len(runs)} green, median "
+            f"{sorted(r.seconds for r in runs)[len(runs) // 2]:.0f} s"
+        )
     if args.beside:
         runs, copy = beside(args.beside, args.pytest_args, args.logs)
         failed += sum(not r.passed for r in runs) + sum(not r.passed for r in copy)
-        print(f"beside a second copy: {sum(r.passed for r in runs)}/{len(runs)} green, median "
-              f"{sorted(r.seconds for r in runs)[len(runs) // 2]:.0f} s; the copy: "
-              f"{sum(r.passed for r in copy)}/{len(copy)} green")
+        print(
+            f"beside a second copy: {sum(r.passed for r in runs)}/{len(runs)} green, median "
+            f"{sorted(r.seconds for r in runs)[len(runs) // 2]:.0f} s; the copy: "
+            f"{sum(r.passed for r in copy)}/{len(copy)} green"
+        )
     return 1 if failed else 0
 
 

@@ -316,6 +316,4 @@ _REQUEST_TIMEOUT = (
 
 def http_protocol(request_timeout_s: float) -> type[ArenaHttpProtocol]:
     """ArenaHttpProtocol with its own request deadline."""
-    return type(
-        "ArenaHttpProtocol", (ArenaHttpProtocol,), {"request_timeout_s": request_timeout_s}
-    )
+    return type("ArenaHttpProtocol", (ArenaHttpProtocol,), {"request_timeout_s": request_timeout_s})

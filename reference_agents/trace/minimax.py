@@ -49,6 +49,5 @@ class MinimaxRecorder(Recorder):
         return node
 
 
-
 def describe(node: TraceNode, trace: Trace) -> str:
     return leaf(node) or f"{who(node, trace, node.kind.upper())} = {fmt(node.value)}"

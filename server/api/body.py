@@ -49,6 +49,4 @@ def _no_constant(name: str) -> Any:
 
 
 def _too_large() -> ApiError:
-    return ApiError(
-        400, ErrorCode.bad_request, f"the body is over {MAX_BODY_BYTES // 1024} KiB"
-    )
+    return ApiError(400, ErrorCode.bad_request, f"the body is over {MAX_BODY_BYTES // 1024} KiB")

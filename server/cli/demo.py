@@ -157,6 +157,7 @@ async def run_demo(host: str, port: int, db: Path, minutes: float | None) -> Non
 
 def _banner(base: str, ws_url: str, admin_token: str, db: Path, minutes: float | None) -> None:
     from ply_arena import games
+
     lines = [
         "",
         f"Ply Arena demo on {base}  (database: {db})",

@@ -13,6 +13,7 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from ply_arena import games
+
         table = Table("name", "players", "chance", "summary")
         for name in games.names():
             game = games.get(name)

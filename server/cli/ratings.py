@@ -37,6 +37,7 @@ def register(app: typer.Typer) -> None:
         import json
 
         from ply_arena import games
+
         if game not in games.names():
             typer.echo(f"error: unknown game {game!r}: known games are {', '.join(games.names())}")
             raise typer.Exit(2)

@@ -87,6 +87,7 @@ async def test_move_objects_and_info_are_sent(live_server: Any) -> None:
 
 async def test_a_reference_agent_plays_through_the_kit(live_server: Any) -> None:
     from ply_arena import reference_agents
+
     _, token_a = live_server.create_bot()
     _, token_b = live_server.create_bot()
     made: list[Any] = []

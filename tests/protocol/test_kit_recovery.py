@@ -116,9 +116,7 @@ WELCOME = {
 }  # fmt: skip
 
 
-async def play_one_match(
-    ws: ServerConnection, match_id: str, termination: str = "normal"
-) -> None:
+async def play_one_match(ws: ServerConnection, match_id: str, termination: str = "normal") -> None:
     """Answer a join with joined, a match_start and its match_end (no turns: 0 plies)."""
     rules = games.get(GAME)
     position = rules.state_to_json(rules.initial_state())

@@ -194,9 +194,7 @@ async def run_ladder(
     log = list(referee.pairing_log)[started_log:]
     ids = {m for r in log for m in [r.match_id]}
     records = [
-        r
-        for r in await stored_records(srv.db_url)
-        if r["id"] in ids and r["status"] == "finished"
+        r for r in await stored_records(srv.db_url) if r["id"] in ids and r["status"] == "finished"
     ]
     records.sort(key=lambda r: r["created_at"])
     names = {}

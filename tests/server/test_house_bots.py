@@ -180,9 +180,7 @@ def proc_gone(pid: int) -> bool:
 async def test_a_house_bot_accepts_a_challenge_in_its_game_and_declines_others(
     start_server: Callable[..., LiveServer],
 ) -> None:
-    srv = start_server(
-        house_bots="connect_four=random", house_workers=1, house_max_matches=1
-    )
+    srv = start_server(house_bots="connect_four=random", house_workers=1, house_max_matches=1)
     await warm(srv)
     name, token = srv.create_bot("cara")
     bot = await WsBot.connect(srv.ws_url, token)

@@ -41,9 +41,7 @@ def upgrade() -> None:
     with op.batch_alter_table("bots") as batch:
         batch.add_column(sa.Column("class_id", sa.Integer(), nullable=True))
         batch.add_column(sa.Column("owner", sa.String(length=254), nullable=True))
-        batch.create_foreign_key(
-            op.f("fk_bots_class_id_classes"), "classes", ["class_id"], ["id"]
-        )
+        batch.create_foreign_key(op.f("fk_bots_class_id_classes"), "classes", ["class_id"], ["id"])
         batch.create_index(op.f("ix_bots_class_id"), ["class_id"])
 
 
