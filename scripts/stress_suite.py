@@ -25,24 +25,10 @@ import sys
 import tempfile
 import threading
 import time
-import venv
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-IGNORED = shutil.ignore_patterns(
-    ".git",
-    "__pycache__",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".pytest_cache",
-    "*.egg-info",
-    "stress-logs",
-    "*.db",
-    "*.db-wal",
-    "*.db-shm",
-    "build",
-)
+from _tree_copy import ROOT, copy_tree, python_for_copy
 
 
 @dataclass
@@ -58,30 +44,6 @@ def _default_sigint() -> None:
     by a shell (``nohup ... &``) inherits SIGINT ignored, and the tests that press Ctrl+C on a
     bot would then test nothing."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def python_for_copy(copy: Path, where: Path) -> str:
-    """A Python that imports ``ply_arena`` from ``copy``: a virtual environment in ``where``
-    that sees this machine's packages (the dependencies) and has the copy installed, editable,
-    ahead of them (the checkout's own editable install would otherwise win)."""
-    venv.create(where, system_site_packages=True, with_pip=True)
-    python = str(where / "bin" / "python")
-    subprocess.run(
-        [
-            python,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "-e",
-            str(copy),
-            "--config-settings",
-            "editable_mode=strict",
-        ],
-        check=True,
-    )
-    return python
 
 
 def pytest_once(
@@ -139,8 +101,7 @@ def series(tree: Path, name: str, count: int, extra: list[str], logs: Path) -> l
 def beside(count: int, extra: list[str], logs: Path) -> tuple[list[Run], list[Run]]:
     """``count`` runs of this tree while a copy of it runs the suite again and again."""
     with tempfile.TemporaryDirectory(prefix="stress-copy-") as tmp:
-        copy = Path(tmp) / "tree"
-        shutil.copytree(ROOT, copy, ignore=IGNORED)
+        copy = copy_tree(Path(tmp) / "tree")
         python = python_for_copy(copy, Path(tmp) / "venv")
         stop = threading.Event()
         background: list[Run] = []

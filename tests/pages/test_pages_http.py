@@ -11,12 +11,27 @@ from conftest import LiveServer
 
 from ply_arena import games
 from ply_arena.server.db.database import Database
-from ply_arena.server.pages.headers import CONTENT_SECURITY_POLICY
 from ply_arena.server.repositories import bots as bot_repo
 from ply_arena.server.repositories import matches as match_repo
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 SCRIPT = "<script>alert(1)</script>"
+#: Written out here, not read from the app's constant: a weakened policy must fail this test.
+POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "content-security-policy": POLICY,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "same-origin",
+    "x-frame-options": "DENY",
+}
+
+
+def assert_security_headers(response: Any, where: str) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        assert response.headers.get(name) == value, (where, name, response.headers.get(name))
 
 
 async def test_every_page_is_html_with_the_security_headers(
@@ -30,16 +45,30 @@ async def test_every_page_is_html_with_the_security_headers(
         response = live_server.api("GET", path, headers=HTML)
         assert response.status_code == 200, (path, response.text[:300])
         assert response.headers["content-type"].startswith("text/html")
-        assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
-        assert "script-src 'self'" in CONTENT_SECURITY_POLICY
-        assert "unsafe-inline" not in CONTENT_SECURITY_POLICY
-        assert response.headers["x-content-type-options"] == "nosniff"
+        assert_security_headers(response, path)
         # No inline script and no inline style: every script has a src or is JSON data.
         for tag in re.findall(r"<script[^>]*>", response.text):
             assert "src=" in tag or 'type="application/json"' in tag, (path, tag)
         assert "style=" not in response.text and "<style" not in response.text, path
         # Every asset is the app's own.
         assert not re.search(r"(src|href)=\"(https?:)?//", response.text), path
+
+
+def test_every_kind_of_response_carries_the_security_headers(live_server: LiveServer) -> None:
+    # JSON, errors, assets, SVG, a redirect-free 404 page: not only the HTML pages.
+    for method, path, headers in (
+        ("GET", "/api/health", {}),
+        ("GET", "/api/games", {}),
+        ("GET", "/api/matches/nope", {}),
+        ("GET", "/no/such/page", HTML),
+        ("GET", "/static/arena.css", {}),
+        ("GET", "/boards/tic_tac_toe.svg?position=" + json.dumps(
+            games.get("tic_tac_toe").state_to_json(games.get("tic_tac_toe").initial_state())
+        ), {}),
+        ("POST", "/api/bots", {}),
+    ):  # fmt: skip
+        response = live_server.api(method, path, headers=headers)
+        assert_security_headers(response, f"{method} {path} -> {response.status_code}")
 
 
 async def _hostile_match(database: Database) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from ply_arena import games
 from ply_arena.protocol import dice
 from ply_arena.protocol.outcomes import forfeit_payoffs
-from ply_arena.protocol.verify import report, verify_record
+from ply_arena.protocol.verify import check_events, report, verify_record
 
 
 def simulate(
@@ -83,3 +83,44 @@ def test_a_record_that_cannot_be_read_is_said_so() -> None:
     assert not found.ok and "cannot be read" in found.problems[0]
     lines = report(found)
     assert lines[-1].startswith("  FAIL: the record cannot be read")
+
+
+def events(*moves: tuple[int | None, str]) -> list[dict[str, Any]]:
+    return [{"ply": ply, "seat": seat, "move": move} for ply, (seat, move) in enumerate(moves)]
+
+
+#: X takes the top row: a whole game of tic-tac-toe, five moves.
+X_WINS = events((0, "a3"), (1, "a1"), (0, "b3"), (1, "b1"), (0, "c3"))
+
+
+def test_the_events_of_a_whole_game_replay() -> None:
+    found = check_events(games.get("tic_tac_toe"), "m", X_WINS, seed=None)
+    assert found.problems == []
+    assert found.state is not None and found.state.is_terminal() and found.moves == 5
+
+
+def test_a_renumbered_ply_fails() -> None:
+    renumbered = [dict(e) for e in X_WINS]
+    renumbered[2]["ply"] = 3
+    found = check_events(games.get("tic_tac_toe"), "m", renumbered, seed=None)
+    assert found.problems == ["ply 3 ('b3'): the event at place 2 says ply 3"]
+
+
+def test_a_move_after_the_game_is_over_fails() -> None:
+    longer = [*X_WINS, {"ply": 5, "seat": 1, "move": "c1"}]
+    found = check_events(games.get("tic_tac_toe"), "m", longer, seed=None)
+    assert found.problems == ["ply 5 ('c1'): the game was already over"]
+
+
+def test_a_move_by_the_wrong_seat_fails() -> None:
+    swapped = events((0, "a3"), (0, "a1"))
+    found = check_events(games.get("tic_tac_toe"), "m", swapped, seed=None)
+    assert found.problems == ["ply 1 ('a1'): played by seat 0, but it was seat 1's turn"]
+    # A seat's move where the dice were due, and a roll where a seat was to move.
+    backgammon = games.get("backgammon")
+    seat_at_roll = events((0, "3-1"))
+    found = check_events(backgammon, "m", seat_at_roll, seed=None)
+    assert found.problems == ["ply 0 ('3-1'): played by seat 0, but it was the dice's turn"]
+    roll_at_seat = events((None, "3-1"), (None, "8/5 6/5"))
+    found = check_events(backgammon, "m", roll_at_seat, seed=None)
+    assert found.problems == ["ply 1 ('8/5 6/5'): played by seat None, but it was seat 0's turn"]

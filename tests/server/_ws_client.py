@@ -45,6 +45,7 @@ class WsBot:
         self.answer_pings = answer_pings
         self.inbox: asyncio.Queue[Message | Closed] = asyncio.Queue()
         self.log: list[Message] = []
+        self.sent = 0  # frames sent, pongs included
         self._pongs: set[asyncio.Task[None]] = set()
         self._reader = asyncio.create_task(self._read())
         self.welcome: Message | None = None
@@ -79,8 +80,10 @@ class WsBot:
     async def _pong(self, ping_id: int) -> None:
         with contextlib.suppress(websockets.ConnectionClosed):
             await self.ws.send(json.dumps({"type": "pong", "id": ping_id}))
+            self.sent += 1
 
     async def send(self, message: Message | str | bytes) -> None:
+        self.sent += 1
         await self.ws.send(message if isinstance(message, str | bytes) else json.dumps(message))
 
     async def recv(self, timeout: float = 5.0) -> Message:

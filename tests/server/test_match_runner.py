@@ -505,3 +505,111 @@ async def test_a_move_that_crosses_a_match_ending_is_dropped_without_unknown_mat
         assert over.value.code == "unknown_match"
     finally:
         del referee.matches["ending"]
+
+
+class _LateStampedBot(_InProcessBot):
+    """Answers at once, but its frames carry a receipt time past the turn's whole allowance:
+    what the runner sees when the event loop was held up past a deadline and the move's frame
+    is handled before the timer that would have flagged the seat."""
+
+    def send_json(self, text: str) -> None:
+        message = json.loads(text)
+        self.got.append(message)
+        if message["type"] == "turn":
+            move = MakeMove(
+                match_id=message["match_id"], ply=message["ply"], move=self.moves.pop(0)
+            )
+            late = time.monotonic() + (message["deadline_ms"] + 1000) / 1000
+            asyncio.get_running_loop().call_soon(self.runner.submit, self.bot_id, move, late)
+
+
+async def test_a_move_received_after_its_deadline_loses_on_time(database: Database) -> None:
+    async with database.session() as session:
+        a, _ = await bot_repo.create_bot(session, "late_a")
+        b, _ = await bot_repo.create_bot(session, "late_b")
+    bots = [_LateStampedBot(a.id, "late_a", ["b2"]), _InProcessBot(b.id, "late_b", ["a1"])]
+    registry = ConnectionRegistry()
+    for bot in bots:
+        registry.register(bot)
+    runner = MatchRunner(
+        match_id="latestamp",
+        game=games.get("tic_tac_toe"),
+        seats=[SeatBot(bot.bot_id, bot.bot_name) for bot in bots],
+        time_control=TimeControl(move_ms=1000, bank_ms=500),
+        policy=Policy.forfeit,
+        database=database,
+        connections=registry,
+        max_latency_grace_ms=200,
+    )
+    for bot in bots:
+        bot.runner = runner
+    await asyncio.wait_for(runner.run(), 30)
+    end = bots[0].got[-1]
+    assert (end["type"], end["termination"], end["at_fault"]) == ("match_end", "timeout", 0)
+    async with database.session() as session:
+        stored = await match_repo.get_match(session, "latestamp")
+    assert stored is not None and stored["result"]["termination"] == "timeout"
+    assert stored["moves"] == []  # the late move was not played
+
+
+async def test_a_lost_move_write_stores_the_match_as_aborted(
+    database: Database, db_url: str
+) -> None:
+    """A record that does not re-derive is never stored as a result: when a move's row is
+    missing at the end (a write lost), the match is stored ``aborted``, payoffs all zero."""
+    import sqlite3
+
+    db_path = db_url.split("///", 1)[1]
+    async with database.session() as session:
+        a, _ = await bot_repo.create_bot(session, "lost_a")
+        b, _ = await bot_repo.create_bot(session, "lost_b")
+
+    class LosesAWrite(_InProcessBot):
+        """Before its winning move, the row of ply 1 disappears from the database."""
+
+        def send_json(self, text: str) -> None:
+            message = json.loads(text)
+            if message["type"] == "turn" and message["ply"] == 4:
+                self.got.append(message)
+                asyncio.get_running_loop().create_task(self._lose_then_play(message))
+                return
+            super().send_json(text)
+
+        async def _lose_then_play(self, turn: dict[str, Any]) -> None:
+            await database.recorder.flush()  # plies 0-3 are committed
+            with sqlite3.connect(db_path) as raw:
+                raw.execute("DELETE FROM moves WHERE match_id = 'lostwrite' AND ply = 1")
+            move = MakeMove(match_id=turn["match_id"], ply=turn["ply"], move=self.moves.pop(0))
+            self.runner.submit(self.bot_id, move, time.monotonic())
+
+    bots = [
+        LosesAWrite(a.id, "lost_a", ["a1", "a2", "a3"]),
+        _InProcessBot(b.id, "lost_b", ["b1", "b2"]),
+    ]
+    registry = ConnectionRegistry()
+    for bot in bots:
+        registry.register(bot)
+    runner = MatchRunner(
+        match_id="lostwrite",
+        game=games.get("tic_tac_toe"),
+        seats=[SeatBot(bot.bot_id, bot.bot_name) for bot in bots],
+        time_control=TimeControl(move_ms=5000, bank_ms=0),
+        policy=Policy.forfeit,
+        database=database,
+        connections=registry,
+        max_latency_grace_ms=200,
+    )
+    for bot in bots:
+        bot.runner = runner
+    await asyncio.wait_for(runner.run(), 30)
+    for bot in bots:
+        end = bot.got[-1]
+        assert (end["type"], end["termination"], end["payoffs"]) == (
+            "match_end",
+            "aborted",
+            [0.0, 0.0],
+        )
+    async with database.session() as session:
+        stored = await match_repo.get_match(session, "lostwrite")
+    assert stored is not None and stored["status"] == "aborted"
+    assert stored["result"]["termination"] == "aborted"

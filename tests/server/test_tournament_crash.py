@@ -199,3 +199,45 @@ async def test_a_paused_tournament_shows_what_a_restart_cut_off(tmp_path: Path) 
     assert sum(g["replays"] for g in games) == 1
     cut = next(g for g in games if g["replays"])
     assert cut["status"] == "pending" and cut["match_id"] is None
+
+
+async def test_a_restart_settles_each_cut_off_game_from_what_was_stored(
+    live_server: Any, database: Any, store_match: Any
+) -> None:
+    """The director's recovery, reached on purpose and in-process: a restart finds two games
+    left ``playing``. The one whose match was stored finished takes that result and is not
+    played again; the one whose match was cut off is played again (the next start replays it)."""
+    from _api import post
+
+    from ply_arena.server.repositories import tournaments as repo
+    from ply_arena.server.tournaments.director import Directors
+
+    names = [live_server.create_bot(f"settle{i}")[0] for i in range(2)]
+    made = post(live_server, "/api/tournaments", live_server.admin_token,
+                name="settled", game="tic_tac_toe", bots=names)  # fmt: skip
+    assert made.status_code == 201, made.text
+    finished = await store_match(database, game="tic_tac_toe", seed=3, bots=names)
+    cut_off = await store_match(database, game="tic_tac_toe", seed=4, bots=names, finish=False)
+    async with database.session() as session:
+        tournament = await repo.tournament_by_name(session, "settled")
+        assert tournament is not None
+        ids = [p.bot_id for p in await repo.participants(session, tournament)]
+        await repo.add_round(session, tournament, 1, [ids, ids[::-1]])
+        first, second = await repo.games_of(session, tournament)
+        await repo.game_started(session, first.id, finished.match_id)
+        await repo.game_started(session, second.id, cut_off.match_id)
+        # Paused when the server went down: the next start settles its games, starts none.
+        await repo.set_status(session, tournament, "paused")
+        await session.commit()
+
+    director = Directors(live_server.app.state.referee, database)
+    await director.start()
+
+    async with database.session() as session:
+        tournament = await repo.tournament_by_name(session, "settled")
+        first, second = await repo.games_of(session, tournament)
+    assert (first.status, first.match_id, first.replays) == ("finished", finished.match_id, 0)
+    assert first.termination == finished.termination == "normal"
+    assert list(first.payoffs) == finished.payoffs
+    assert (second.status, second.match_id, second.replays) == ("pending", None, 1)
+    await director.stop()

@@ -624,3 +624,36 @@ async def test_match_start_says_where_the_match_came_from(live_server: LiveServe
     assert first_a["origin"] == first_b["origin"] == "tournament"
     await asyncio.gather(bot_a.play(first_a["match_id"]), bot_b.play(first_b["match_id"]))
     await WsBot.close_all()
+
+
+def most_at_once(spans: list[tuple[str, str]]) -> int:
+    """The most intervals (start, end) open at one moment; one ending as another starts is not
+    an overlap."""
+    events = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    open_now = most = 0
+    for _, step in events:  # at equal times the end (-1) sorts first
+        open_now += step
+        most = max(most, open_now)
+    return most
+
+
+async def test_the_concurrency_caps_the_games_played_at_once(live_server: LiveServer) -> None:
+    # Six bots could play three games at a time; the tournament allows two.
+    srv = live_server
+    bots = [srv.create_bot(f"cap{i}") for i in range(6)]
+    made = _post(srv, "/api/tournaments", srv.admin_token, name="capped", game="tic_tac_toe",
+                 bots=[n for n, _ in bots], concurrency=2)  # fmt: skip
+    assert made.status_code == 201, made.text
+    clients = [tournament_bot(srv, t, "random", "tic_tac_toe") for _, t in bots]
+    doc = await play(srv, "capped", clients, srv.admin_token)
+    matches = _get(srv, "/api/matches?limit=100").json()["matches"]
+    games = sum(len(round_["games"]) for round_ in doc["schedule"])
+    assert len(matches) == games == 30  # 15 pairs, both seat orders
+    spans = [(m["created_at"], m["finished_at"]) for m in matches]
+    assert most_at_once(spans) == 2  # the cap, and the cap was used
+
+
+def test_most_at_once_counts_overlaps() -> None:
+    assert most_at_once([("1", "3"), ("2", "4"), ("3", "5")]) == 2
+    assert most_at_once([("1", "2"), ("2", "3")]) == 1
+    assert most_at_once([("1", "9"), ("2", "8"), ("3", "7")]) == 3

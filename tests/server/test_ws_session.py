@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 
 import pytest
+from _waiting import until
 from _ws_client import WsBot, rederive, start_pair
 from conftest import LiveServer
 
@@ -148,14 +149,15 @@ async def test_challenge_accept_decline_and_unknowns(live_server: LiveServer) ->
 
 
 async def test_challenge_lapses_when_the_challenger_leaves(live_server: LiveServer) -> None:
-    _, token_a = live_server.create_bot()
+    name_a, token_a = live_server.create_bot()
     name_b, token_b = live_server.create_bot()
     a = await WsBot.connect(live_server.ws_url, token_a)
     b = await WsBot.connect(live_server.ws_url, token_b)
     await a.send({"type": "challenge", "game": "tic_tac_toe", "opponents": [name_b]})
     received = await b.expect("challenge_received")
     await a.close()
-    await asyncio.sleep(0.2)
+    connections = live_server.app.state.referee.connections
+    await until(lambda: connections.by_name(name_a) is None, 10, "the challenger gone")
     await b.send({"type": "accept", "challenge_id": received["challenge_id"]})
     await b.expect_error("unknown_challenge")
     await b.close()

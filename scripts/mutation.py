@@ -1,0 +1,617 @@
+"""Mutation testing of the rule modules: change one thing in the code, run the tests that
+exercise it, and count the changes no test notices.
+
+    python scripts/mutation.py                          # every module in MODULES
+    python scripts/mutation.py server/api/throttle.py   # one module (with its tests in MODULES)
+    python scripts/mutation.py server/referee/clock.py --tests tests/server/test_clock.py
+    python scripts/mutation.py --list server/api/throttle.py   # the mutants, nothing run
+    python scripts/mutation.py --jobs 2 ...             # two copies of the tree at once
+
+How it works. The tree is copied (with a Python of its own, scripts/_tree_copy.py). A baseline
+runs the module's test files once under coverage, with each test's node id as the coverage
+context, so the tool knows which tests run each line. Then, for each mutant, the module's file in
+the copy is replaced by the mutated source and only the tests that ran the mutated line are run
+(``pytest -x``); a line run only by a server subprocess the tests started (no test context) runs
+every test file of the module. A mutant is
+
+- *killed* when a test fails (or the run errors, or times out: a hang is caught, too);
+- *survived* when the tests pass: a change of behaviour nobody checks, or an equivalent mutant;
+- *not run* when no test executes its line: it counts as survived.
+
+Equivalent mutants (same behaviour, so no test can tell) are listed with the reason in
+scripts/mutation_equivalents.txt and left out of the score. The score of a module is
+killed / (mutants - equivalent). The results go to ``mutation-results/MODULE.json`` and a table
+is printed; docs/testing.md holds the latest scores and the goal (85% on each module).
+
+The mutations (one at a time, at one place; the Python of each mutant is parsed before it runs):
+comparison flips (``<`` to ``<=``, ``==`` to ``!=``, ``in`` to ``not in``, ...), ``and``/``or``
+swapped, ``not`` removed, arithmetic swapped (``+``/``-``, ``*``/``/``, ``+=``/``-=``),
+numbers plus one, ``True``/``False`` swapped, a string of a module-level constant emptied (a
+setting such as a security header), a condition that is a plain name or call negated,
+and a statement removed (a call, an assignment to an attribute, a ``raise``, a ``return``'s value,
+``break``/``continue``). Logging and docstrings are not mutated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from _tree_copy import ROOT, copy_tree, python_for_copy
+
+#: The rule modules, the test files that exercise each, and (for a module that is mostly
+#: something else) the functions and classes whose code is mutated.
+MODULES: dict[str, list[str]] = {
+    "server/referee/pairing.py": ["tests/server/test_pairing.py"],
+    "server/referee/clock.py": [
+        "tests/server/test_match_runner.py",
+        "tests/server/test_bad_input.py",
+    ],
+    "server/referee/match_runner.py": [
+        "tests/server/test_match_runner.py",
+        "tests/server/test_bad_input.py",
+        "tests/server/test_ws_liveness.py",
+    ],
+    "server/referee/lobby.py": [
+        "tests/server/test_lobby_pairing.py",
+        "tests/server/test_pairing.py",
+    ],
+    "server/referee/challenges.py": ["tests/server/test_match_runner.py"],
+    "server/ws/session.py": [
+        "tests/server/test_rate_limit.py",
+        "tests/server/test_bad_input.py",
+        "tests/server/test_hostile_clients.py",
+    ],
+    "server/api/auth.py": ["tests/server/test_classes.py", "tests/server/test_api.py"],
+    "server/api/throttle.py": ["tests/server/test_classes.py"],
+    "server/ratings/model.py": ["tests/server/test_ratings.py"],
+    "server/tournaments/swiss.py": ["tests/server/test_tournament_logic.py"],
+    "server/tournaments/schedule.py": ["tests/server/test_tournament_logic.py"],
+    "server/tournaments/standings.py": ["tests/server/test_tournament_logic.py"],
+    "server/tournaments/director.py": [
+        "tests/server/test_tournaments.py",
+        "tests/server/test_tournament_crash.py",
+    ],
+    "protocol/verify.py": ["tests/protocol/test_verify.py", "tests/server/test_verify_records.py"],
+    "protocol/dice.py": ["tests/protocol/test_dice.py"],
+    "server/pages/headers.py": ["tests/pages/test_pages_http.py"],
+}
+#: Where only part of a module is a rule module's: the top-level functions or classes (or
+#: Class.method) whose code is mutated.
+ONLY: dict[str, set[str]] = {
+    "server/ws/session.py": {
+        "TokenBucket",
+        "Session._admit",
+        "Session._allowed",
+        "Session._count_strike",
+        "Session._strike",
+    },
+}
+EQUIVALENTS = Path(__file__).with_name("mutation_equivalents.txt")
+RESULTS = ROOT / "mutation-results"
+#: Calls whose removal is not a change of behaviour a test should pin (what is logged).
+UNMUTATED_CALLS = {"log", "logger", "logging", "print", "warnings"}
+
+COMPARE_FLIPS = {
+    ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">", ast.Eq: "!=", ast.NotEq: "==",
+    ast.Is: "is not", ast.IsNot: "is", ast.In: "not in", ast.NotIn: "in",
+}  # fmt: skip
+COMPARE_TEXT = {
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+}  # fmt: skip
+BINOP_SWAPS = {
+    ast.Add: ("+", "-"), ast.Sub: ("-", "+"), ast.Mult: ("*", "/"), ast.Div: ("/", "*"),
+    ast.FloorDiv: ("//", "*"),
+}  # fmt: skip
+AUGASSIGN_SWAPS = {ast.Add: ("+=", "-="), ast.Sub: ("-=", "+=")}
+
+
+#: (line, column, end line, end column) of a piece of the source: lines 1-based, columns 0-based.
+Span = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    path: str  # relative to the tree
+    line: int  # 1-based, where the replaced text starts
+    col: int  # 0-based character column
+    end_line: int
+    end_col: int
+    original: str
+    replacement: str
+    operator: str
+
+    @property
+    def key(self) -> str:
+        """Stable while the code around it does not move: how equivalents are named."""
+        change = f"{self.original!r} -> {self.replacement!r}"
+        return f"{self.path}:{self.line}:{self.col} {self.operator}: {change}"
+
+    def apply(self, source: str) -> str:
+        lines = source.splitlines(keepends=True)
+        start = sum(len(line) for line in lines[: self.line - 1]) + self.col
+        end = sum(len(line) for line in lines[: self.end_line - 1]) + self.end_col
+        assert source[start:end] == self.original, (self.key, source[start:end])
+        return source[:start] + self.replacement + source[end:]
+
+
+def _char_col(line_text: str, byte_col: int) -> int:
+    """ast's columns count UTF-8 bytes; the text is characters."""
+    return len(line_text.encode()[:byte_col].decode(errors="ignore"))
+
+
+class _Finder:
+    """Walks one module's tree and yields its mutants."""
+
+    def __init__(self, path: str, source: str) -> None:
+        self.path = path
+        self.source = source
+        self.lines = source.splitlines(keepends=True)
+        self.tree = ast.parse(source)
+        self.skipped: set[int] = set()  # id() of nodes not to mutate (docstrings, logging)
+        self.settings: set[int] = set()  # id() of strings in module-level constants
+
+    def text(self, line: int, col: int, end_line: int, end_col: int) -> str:
+        first = sum(len(x) for x in self.lines[: line - 1]) + col
+        last = sum(len(x) for x in self.lines[: end_line - 1]) + end_col
+        return self.source[first:last]
+
+    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+        line, end_line = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+        col = _char_col(self.lines[line - 1], node.col_offset)  # type: ignore[attr-defined]
+        end_col = _char_col(self.lines[end_line - 1], node.end_col_offset)  # type: ignore[attr-defined]
+        return line, col, end_line, end_col
+
+    def mutant(self, span: tuple[int, int, int, int], replacement: str, operator: str) -> Mutant:
+        return Mutant(self.path, *span, self.text(*span), replacement, operator)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(line, column) of a character offset into the source."""
+        before = self.source[:offset]
+        line = before.count("\n") + 1
+        return line, offset - (before.rfind("\n") + 1)
+
+    def offset(self, line: int, col: int) -> int:
+        return sum(len(x) for x in self.lines[: line - 1]) + col
+
+    def between(
+        self, left: ast.AST, right: ast.AST, token: str
+    ) -> tuple[int, int, int, int] | None:
+        """The span of ``token`` in the text between two nodes (an operator ast gives no place)."""
+        _, _, line, col = self.span(left)
+        end_line, end_col, _, _ = self.span(right)
+        first, last = self.offset(line, col), self.offset(end_line, end_col)
+        gap = self.source[first:last]
+        pattern = r"(?<![\w=<>!])" + r"\s+".join(map(re.escape, token.split())) + r"(?![\w=<>])"
+        found = list(re.finditer(pattern, gap))
+        if len(found) != 1 or "#" in gap:
+            return None  # a comment or something unexpected in between: leave it
+        return (*self.position(first + found[0].start()), *self.position(first + found[0].end()))
+
+    def mark_unmutated(self) -> None:
+        for statement in self.tree.body:
+            if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None:
+                self.settings.update(
+                    id(n)
+                    for n in ast.walk(statement.value)
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                )
+            for n in ast.walk(statement):
+                if isinstance(n, ast.JoinedStr):
+                    self.settings.difference_update(id(x) for x in ast.walk(n))
+        for node in ast.walk(self.tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and _is_docstring(body[0]):
+                self.skipped.update(id(n) for n in ast.walk(body[0]))
+            if isinstance(node, ast.Call) and _root_name(node.func) in UNMUTATED_CALLS:
+                self.skipped.update(id(n) for n in ast.walk(node))
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                self.skipped.update(id(n) for n in ast.walk(node))
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+            ):
+                self.skipped.update(id(n) for n in ast.walk(node))
+
+    def mutants(self) -> Iterator[Mutant]:
+        self.mark_unmutated()
+        for node in ast.walk(self.tree):
+            if id(node) in self.skipped:
+                continue
+            yield from self.of(node)
+
+    def of(self, node: ast.AST) -> Iterator[Mutant]:
+        if isinstance(node, ast.Compare):
+            left = node.left
+            for op, right in zip(node.ops, node.comparators, strict=True):
+                span = self.between(left, right, COMPARE_TEXT[type(op)])
+                if span is not None:
+                    yield self.mutant(span, COMPARE_FLIPS[type(op)], "compare")
+                left = right
+        elif isinstance(node, ast.BoolOp):
+            token, other = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
+            for left, right in zip(node.values, node.values[1:], strict=False):
+                span = self.between(left, right, token)
+                if span is not None:
+                    yield self.mutant(span, other, "boolean")
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            yield self.mutant(self.span(node), f"({ast.unparse(node.operand)})", "not")
+        elif isinstance(node, ast.BinOp) and type(node.op) in BINOP_SWAPS:
+            token, other = BINOP_SWAPS[type(node.op)]
+            span = self.between(node.left, node.right, token)
+            if span is not None and not _is_string(node.left):
+                yield self.mutant(span, other, "arithmetic")
+        elif isinstance(node, ast.AugAssign) and type(node.op) in AUGASSIGN_SWAPS:
+            token, other = AUGASSIGN_SWAPS[type(node.op)]
+            span = self.between(node.target, node.value, token)
+            if span is not None:
+                yield self.mutant(span, other, "arithmetic")
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, bool):
+                yield self.mutant(self.span(node), str(not node.value), "boolean")
+            elif isinstance(node.value, int | float) and not isinstance(node.value, bool):
+                yield self.mutant(self.span(node), repr(node.value + 1), "number")
+            elif id(node) in self.settings:
+                yield self.mutant(self.span(node), '""' if node.value else '"?"', "string")
+        if isinstance(node, ast.If | ast.While | ast.IfExp) and isinstance(
+            node.test, ast.Name | ast.Attribute | ast.Call
+        ):
+            yield self.mutant(self.span(node.test), f"not {ast.unparse(node.test)}", "condition")
+        if isinstance(node, ast.stmt):
+            yield from self.removal(node)
+
+    def removal(self, node: ast.stmt) -> Iterator[Mutant]:
+        removable = (
+            (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call | ast.Await))
+            or isinstance(node, ast.Raise | ast.Break | ast.Continue | ast.Delete)
+            or (
+                isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign)
+                and _targets_attribute(node)
+            )
+        )
+        if isinstance(node, ast.Return) and node.value is not None:
+            if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                span = self.span(node)
+                yield self.mutant(span, "return None", "statement")
+            return
+        if not removable:
+            return
+        line, col, end_line, end_col = self.span(node)
+        rest = self.lines[end_line - 1][end_col:].strip()
+        if rest and not rest.startswith("#"):
+            return  # shares its line with another statement
+        yield self.mutant((line, col, end_line, end_col), "pass", "statement")
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _is_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant | ast.JoinedStr) and not isinstance(
+        getattr(node, "value", None), int | float
+    )
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Call):
+        node = node.value if isinstance(node, ast.Attribute) else node.func
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _targets_attribute(node: ast.stmt) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+    return any(isinstance(t, ast.Attribute | ast.Subscript) for t in targets)
+
+
+def line_ranges(source: str, names: set[str]) -> list[range]:
+    """The lines of the top-level functions and classes (or ``Class.method``) named."""
+    ranges = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        if node.name in names:
+            ranges.append(range(node.lineno, node.end_lineno + 1))  # type: ignore[operator]
+        for child in getattr(node, "body", []):
+            method = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if method and f"{node.name}.{child.name}" in names:
+                ranges.append(range(child.lineno, child.end_lineno + 1))
+    return ranges
+
+
+def find_mutants(path: str, source: str) -> list[Mutant]:
+    """Every mutant of ``source`` (the file ``path``) whose mutated module still parses, within
+    the parts ONLY names for that file."""
+    found = []
+    ranges = line_ranges(source, ONLY[path]) if path in ONLY else None
+    for mutant in _Finder(path, source).mutants():
+        if ranges is not None and not any(mutant.line in r for r in ranges):
+            continue
+        try:
+            ast.parse(mutant.apply(source))
+        except SyntaxError:
+            continue
+        found.append(mutant)
+    return sorted(set(found), key=lambda m: (m.line, m.col, m.operator, m.replacement))
+
+
+def load_equivalents() -> dict[str, str]:
+    """key -> reason, from scripts/mutation_equivalents.txt (``KEY  # reason`` per line)."""
+    found = {}
+    if EQUIVALENTS.exists():
+        for line in EQUIVALENTS.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                key, _, reason = line.partition("  # ")
+                found[key.strip()] = reason.strip()
+    return found
+
+
+# --- running -------------------------------------------------------------------------------
+
+CONTEXT_PLUGIN = textwrap.dedent('''
+    """pytest plugin: each test's node id is the coverage context of the lines it runs."""
+    import coverage
+    import pytest
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        cov = coverage.Coverage.current()
+        if cov is not None:
+            cov.switch_context(item.nodeid)
+        yield
+        if cov is not None:
+            cov.switch_context("")
+''')
+
+
+@dataclass
+class Outcome:
+    key: str
+    line: int
+    operator: str
+    status: str  # killed | survived | not_run | equivalent
+    seconds: float = 0.0
+    tests: int = 0
+    detail: str = ""
+
+
+@dataclass
+class Report:
+    module: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    baseline_s: float = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+    @property
+    def score(self) -> float:
+        counted = len(self.outcomes) - self.count("equivalent")
+        return self.count("killed") / counted if counted else 1.0
+
+
+class Workspace:
+    """One copy of the tree with its Python; runs pytest there on a mutated module."""
+
+    def __init__(self, where: Path) -> None:
+        self.tree = copy_tree(where / "tree")
+        self.python = python_for_copy(self.tree, where / "venv")
+        self.plugins = where / "plugins"
+        self.plugins.mkdir()
+        (self.plugins / "mutation_contexts.py").write_text(CONTEXT_PLUGIN)
+        self.data = self.tree / ".mutation-coverage"
+
+    def write(self, module: str, source: str) -> None:
+        """``module``'s file in the copy becomes ``source``. Its cached bytecode goes: a mutant
+        of the same size written in the same second would otherwise run the old code."""
+        path = self.tree / module
+        path.write_text(source)
+        for cached in self.tree.rglob(f"__pycache__/{path.stem}.*.pyc"):
+            cached.unlink(missing_ok=True)
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE")}
+        env["PYTHONPATH"] = str(self.plugins)
+        return env
+
+    def run(self, command: list[str], timeout: float) -> tuple[int, float, str]:
+        """Exit status (-9 on a timeout), seconds and output of ``command`` in the copy."""
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            command, cwd=self.tree, env=self.env(), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        )  # fmt: skip
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+            status = proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            out, _ = proc.communicate()
+            status = -9
+        return status, time.monotonic() - started, out
+
+    def pytest(self, tests: list[str], timeout: float) -> tuple[int, float, str]:
+        command = [self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+        return self.run(command, timeout)
+
+    def baseline(self, tests: list[str]) -> tuple[int, float, str]:
+        """The tests once, unmutated, under coverage with each test's node id as context
+        (the servers and workers they start are measured too: pyproject's [tool.coverage])."""
+        command = [
+            self.python, "-m", "coverage", "run", "--data-file", str(self.data),
+            "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutation_contexts", *tests,
+        ]  # fmt: skip
+        result = self.run(command, timeout=7200)
+        combine = [self.python, "-m", "coverage", "combine", "-q", "--data-file", str(self.data)]
+        self.run(combine, timeout=600)
+        return result
+
+    def contexts(self, module: str) -> dict[int, set[str]]:
+        """line -> node ids of the tests that ran it ("" for a run outside any test)."""
+        import coverage
+
+        data = coverage.CoverageData(basename=str(self.data))
+        data.read()
+        by_line: dict[int, set[str]] = {}
+        for measured in data.measured_files():
+            if Path(measured).resolve() == (self.tree / module).resolve():
+                for line, names in data.contexts_by_lineno(measured).items():
+                    by_line.setdefault(line, set()).update(names)
+        return by_line
+
+
+@dataclass
+class _Runner:
+    """Runs one mutant at a time on each free workspace."""
+
+    spaces: list[Workspace]
+    equivalents: dict[str, str]
+    baseline_s: float
+    timeout_factor: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def mutant(
+        self,
+        module: str,
+        source: str,
+        contexts: dict[int, set[str]],
+        tests: list[str],
+        mutant: Mutant,
+    ) -> Outcome:
+        if mutant.key in self.equivalents:
+            reason = self.equivalents[mutant.key]
+            return Outcome(mutant.key, mutant.line, mutant.operator, "equivalent", detail=reason)
+        lines = range(mutant.line, mutant.end_line + 1)
+        ran = set().union(*(contexts.get(n, set()) for n in lines))
+        if not ran:
+            return Outcome(mutant.key, mutant.line, mutant.operator, "not_run")
+        # A line run outside any test (at import, or in a server the tests started): every test
+        # file of the module.
+        selected = list(tests) if "" in ran else sorted(ran)
+        with self.lock:
+            space = self.spaces.pop()
+        limit = self.timeout_factor * self.baseline_s + 60
+        try:
+            space.write(module, mutant.apply(source))
+            status, took, _ = space.pytest(selected, timeout=limit)
+        finally:
+            space.write(module, source)
+            with self.lock:
+                self.spaces.append(space)
+        detail = "tests passed" if status == 0 else ""
+        if status == -9:
+            detail = f"timed out after {took:.0f} s"
+        word = "survived" if status == 0 else "killed"
+        return Outcome(mutant.key, mutant.line, mutant.operator, word, took, len(selected), detail)
+
+
+def run_modules(modules: dict[str, list[str]], jobs: int, timeout_factor: float) -> list[Report]:
+    """Every mutant of each module, after one baseline of all their tests."""
+    equivalents = load_equivalents()
+    all_tests = sorted({test for tests in modules.values() for test in tests})
+    reports = []
+    with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
+        spaces = [Workspace(Path(tmp) / f"w{i}") for i in range(jobs)]
+        status, seconds, out = spaces[0].baseline(all_tests)
+        if status != 0:
+            sys.exit(f"the tests fail before any mutation:\n{out[-3000:]}")
+        print(f"baseline: {len(all_tests)} test files in {seconds:.0f} s", flush=True)
+        runner = _Runner(spaces, equivalents, seconds, timeout_factor)
+        for module, tests in modules.items():
+            source = (ROOT / module).read_text()
+            contexts = spaces[0].contexts(module)
+            mutants = find_mutants(module, source)
+            report = Report(module, baseline_s=seconds)
+            print(f"{module}: {len(mutants)} mutants ", end="", flush=True)
+
+            marks = {"killed": ".", "survived": "S", "not_run": "N", "equivalent": "e"}
+            one = functools.partial(runner.mutant, module, source, contexts, tests)
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                for outcome in pool.map(one, mutants):
+                    report.outcomes.append(outcome)
+                    print(marks[outcome.status], end="", flush=True)
+            print(flush=True)
+            print_report(report)
+            save(report)
+            reports.append(report)
+    return reports
+
+
+def save(report: Report) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / (report.module.replace("/", ".") + ".json")
+    document = {
+        "module": report.module,
+        "score": report.score,
+        "outcomes": [asdict(o) for o in report.outcomes],
+    }
+    out.write_text(json.dumps(document, indent=1) + "\n")
+
+
+def print_report(report: Report) -> None:
+    print(
+        f"{report.module}: score {report.score:.0%} ({report.count('killed')} killed, "
+        f"{report.count('survived')} survived, {report.count('not_run')} not run, "
+        f"{report.count('equivalent')} equivalent, {len(report.outcomes)} mutants)"
+    )
+    for outcome in report.outcomes:
+        if outcome.status in ("survived", "not_run"):
+            print(f"  {outcome.status:8} {outcome.key}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help="module files (default: every one in MODULES)")
+    parser.add_argument("--tests", nargs="+", help="test files (default: the module's in MODULES)")
+    parser.add_argument("--jobs", type=int, default=1, help="copies of the tree run at once")
+    parser.add_argument("--list", action="store_true", help="print the mutants, run nothing")
+    parser.add_argument(
+        "--timeout-factor", type=float, default=3.0,
+        help="a mutant's tests may take this many times their share of the baseline",
+    )  # fmt: skip
+    args = parser.parse_args()
+    names = args.modules or list(MODULES)
+    if args.list:
+        for module in names:
+            for mutant in find_mutants(module, (ROOT / module).read_text()):
+                print(mutant.key)
+        return 0
+    modules = {}
+    for module in names:
+        tests = args.tests or MODULES.get(module)
+        if not tests:
+            sys.exit(f"no tests known for {module}: pass --tests")
+        modules[module] = tests
+    reports = run_modules(modules, args.jobs, args.timeout_factor)
+    print(
+        "\nmodule                                    score  killed  survived  not run  equivalent"
+    )
+    for report in reports:
+        print(
+            f"{report.module:40} {report.score:6.0%} {report.count('killed'):7} "
+            f"{report.count('survived'):9} {report.count('not_run'):8} "
+            f"{report.count('equivalent'):11}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
