@@ -1,6 +1,6 @@
 """Rules of the games Ply Arena referees, behind one API (see ``ply_arena.games._api``).
 
->>> import games
+>>> from ply_arena import games
 >>> games.names()
 ['backgammon', 'chinese_checkers', 'connect_four', 'othello', 'tic_tac_toe']
 >>> games.get("connect_four").num_players

@@ -4,7 +4,7 @@ Russell & Norvig define a game by S0, PLAYER(s), ACTIONS(s), RESULT(s, a), TERMI
 UTILITY(s, p); the notes translate them as "estado inicial", "jugador", "acciones", "resultado",
 "test terminal" and "utilidad". Our names are the same ones::
 
-    >>> import games
+    >>> from ply_arena import games
     >>> game = games.get("tic_tac_toe")
     >>> s = game.initial_state()
     >>> s.player, len(s.actions()), s.is_terminal()

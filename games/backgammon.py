@@ -22,7 +22,7 @@ intermediate points without hitting, and with doubles different multisets of ste
 different positions. So plays are generated directly, one per position, without building
 positions; pairs of steps come from tables built at import.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> g = games.get("backgammon")
     >>> s = g.initial_state().result((3, 1))     # white 3, black 1: white plays 3-1
     >>> s.player, s.dice, len(s.actions())

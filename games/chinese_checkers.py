@@ -25,7 +25,7 @@ within two of it (one shift and a mask); jump chains flood a jump graph built on
 with a few shifts of the whole board. A move is the int with its origin and destination bits set
 (``1 << from | 1 << to``), so ``result`` is two XORs.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> g = games.get("chinese_checkers")
     >>> s = g.initial_state()
     >>> len(s.actions()), g.format_move(s, g.parse_move(s, "c2-e6"))

@@ -22,7 +22,7 @@ functions (``BOTTOM``, ``TOP``, ``COLUMN``, ``BOTTOM_ROW``, ``BOARD``, ``has_fou
 ``possible``, ``winning_cells``, ``key``, ``CENTRE_FIRST``, ``state_from_bitboards``) are the
 solver's toolkit.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> g = games.get("connect_four")
     >>> s = state_from_moves("4453")
     >>> s.moves, s.player, s.actions()

@@ -18,7 +18,7 @@ use, faster than ``legal_moves_bitboard(opp, own)``, which takes any two bitboar
 ``int.bit_count()`` counts discs or moves; ``CORNERS``, ``X_SQUARES`` and ``C_SQUARES`` are the
 usual masks::
 
-    >>> import games
+    >>> from ply_arena import games
     >>> g = games.get("othello")
     >>> s = g.initial_state()
     >>> [g.format_move(s, m) for m in s.actions()]

@@ -9,7 +9,7 @@ with its legal moves and successors; ``result`` is then a table lookup. That is 
 precomputed at import" idea of python-chess taken to its end, and it keeps random playouts
 faster than OpenSpiel's C++ implementation driven from Python.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> g = games.get("tic_tac_toe")
     >>> s = g.initial_state().result(4)
     >>> g.format_move(s, 0), g.parse_move(s, "a3")

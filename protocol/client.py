@@ -1134,7 +1134,8 @@ class BotClient:
 
     async def on_error(self, message: ErrorMessage) -> None:
         if message.code in FATAL_CODES:
-            log.error("server refused the bot: %s (%s)", message.message, message.code)
+            # Said once, by the BotError it raises (uncaught: one line, `error: ...`).
+            log.info("server refused the bot: %s (%s)", message.message, message.code)
             self._fatal = BotError(message.code, message.message)
             return
         if not message.fatal and message.match_id is not None and _INFO_REFUSED in message.message:

@@ -1,6 +1,6 @@
 """The course's search algorithms as agents that play any registered game.
 
->>> import games, reference_agents
+>>> from ply_arena import games, reference_agents
 >>> agent = reference_agents.make("random", games.get("tic_tac_toe"), seed=1)
 >>> move, info = agent.choose(games.get("tic_tac_toe").initial_state(), time_limit=1.0)
 >>> move in range(9)

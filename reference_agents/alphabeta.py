@@ -42,7 +42,7 @@ is solved exactly, if time allows, for the longest loss. The solver and
 its transposition table are kept across the moves of a game (the same agent object), so what a
 timed-out attempt learnt helps the next one; if solving fails the generic search runs in the rest.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> g = games.get("tic_tac_toe")
     >>> agent = AlphaBetaAgent(g, seed=0)
     >>> move, info = agent.choose(g.initial_state(), time_limit=2.0)

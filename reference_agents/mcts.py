@@ -29,7 +29,7 @@ the root (the most robust estimate). The agent stops at the time limit or after 
 cycles, whichever comes first; with a fixed ``simulations`` count and a ``seed`` it is exactly
 reproducible.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> g = games.get("tic_tac_toe")
     >>> s = g.initial_state()
     >>> for text in ("a1", "b1", "a2", "b2"):   # X has a1 a2, O has b1 b2: X to move

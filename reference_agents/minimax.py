@@ -18,7 +18,7 @@ al azar"), with the agent's seed.
 With a time limit the agent searches depth 1, 2, ... (iterative deepening, notes 003) and answers
 with the deepest completed decision, so it always returns in time.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> from ply_arena.reference_agents.minimax import MinimaxAgent
     >>> g = games.get("tic_tac_toe")
     >>> move, info = MinimaxAgent(g, depth=9, seed=0).choose(g.initial_state())

@@ -19,7 +19,7 @@ This is the fail-hard form of the slide. Like ``minimax`` it deepens iteratively
 limit, trying the previous iteration's best move first at the root; it has no transposition table
 or killer moves, so it stays the slide's algorithm.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> g = games.get("tic_tac_toe")
     >>> move, info = NegamaxAgent(g, depth=9, seed=0).choose(g.initial_state())
     >>> info.score

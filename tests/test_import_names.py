@@ -4,6 +4,7 @@ every subpackage, and the short public surface for bot authors works and stays l
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -84,6 +85,19 @@ def test_no_string_names_an_old_module_path() -> None:
     assert found == [], "\n".join(found)
 
 
+def test_no_docstring_example_imports_an_old_name() -> None:
+    # Importing the folder names works only where the repository's root is on the path: a user who
+    # copies it gets ModuleNotFoundError, or their own games.py.
+    pattern = re.compile(r">>> (import|from) (games|protocol|reference_agents|server)\b")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in python_files()
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if pattern.search(line)
+    ]
+    assert found == [], "write `>>> from ply_arena import games`:\n" + "\n".join(found)
+
+
 def test_logger_names_are_the_new_module_names() -> None:
     # A logger named "server" configured by the app would silence ply_arena.server's lines.
     found = []
@@ -115,7 +129,13 @@ def test_pyproject_lists_every_package_folder() -> None:
         expected.add(".".join([FOLDERS[top], *rest]))
     listed = set(config["packages"])
     assert expected - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
-    assert listed - expected == set(), "these packages have no folder with an __init__.py"
+    # The rest are folders of data files (no __init__.py), which setuptools wants listed too.
+    data = listed - expected
+    for name in data:
+        top, *rest = name.removeprefix("ply_arena.").split(".")
+        folder = ROOT.joinpath(top, *rest)
+        assert folder.is_dir() and not (folder / "__init__.py").exists(), name
+        assert not any(folder.glob("*.py")) or "migrations" in name, name
 
 
 def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,7 @@ contract adds one more, so that a real win or loss always outweighs an estimate:
     ``evaluator_for(game)(state)`` is a per-seat value vector, strictly inside
     ``(game.min_utility, game.max_utility)`` for a non-terminal state.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> from ply_arena.reference_agents.evaluation import evaluator_for
     >>> g = games.get("tic_tac_toe")
     >>> evaluator_for(g)(g.initial_state().result(4))  # X in the centre: E(n) = 8 - 4

@@ -20,7 +20,7 @@ with the features of every beginner's backgammon program:
 The value lies in (-1, 1), strictly inside the utility range [-3, 3], so a real win (or a gammon)
 always counts for more than any estimate.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> s = games.get("backgammon").initial_state()
     >>> evaluate(s)                      # the start: symmetric, nobody on roll yet
     (0.0, 0.0)

@@ -21,7 +21,7 @@ Two properties the searches rely on:
 - every ``|v_i|`` is below CERTAINTY (two terms, each below CERTAINTY/2): strictly inside the
   utility range [-1, 1], so a real win always counts for more than an estimate.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> evaluate(games.get("chinese_checkers").initial_state())
     (0.0, 0.0, 0.0)
 """

@@ -13,7 +13,7 @@ w1 f1 + w2 f2 + ...), with the three features every Othello program starts from:
 The sum is mapped into (-1, 1) by x / (|x| + SCALE): same order, strictly inside the utility
 range, so a real win always counts more.
 
-    >>> import games
+    >>> from ply_arena import games
     >>> evaluate(games.get("othello").initial_state())
     (0.0, 0.0)
     >>> s = games.get("othello").initial_state().result(19)  # Black d3: 4 discs to 1, 3 moves each

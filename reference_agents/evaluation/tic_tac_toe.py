@@ -7,7 +7,7 @@ strictly inside the utility range (-1, 1) and a real three-in-a-row always count
 by a positive constant changes no decision of any search; traces multiply back and show E(n) as
 the notes write it (``open_lines`` gives the two terms).
 
-    >>> import games
+    >>> from ply_arena import games
     >>> g = games.get("tic_tac_toe")
     >>> s = g.initial_state().result(4).result(0)   # X centre, O corner: X(n)=5, O(n)=4
     >>> evaluate(s)

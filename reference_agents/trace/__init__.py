@@ -11,7 +11,7 @@ Figure 6.5 of the notes (chapter 6 of Russell & Norvig), traced with ``alphabeta
 under C are never read::
 
     >>> from ply_arena.games.tree import TreeGame
-    >>> import reference_agents
+    >>> from ply_arena import reference_agents
     >>> fig65 = TreeGame({"player": 0, "children": [
     ...     {"player": 1, "label": "B", "children": [3, 12, 8]},
     ...     {"player": 1, "label": "C", "children": [2, 4, 6]},

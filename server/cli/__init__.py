@@ -9,12 +9,27 @@ from typer.core import TyperCommand, TyperGroup
 from typer.models import DefaultPlaceholder
 
 
+def unwrap(text: str | None) -> str | None:
+    """A docstring's paragraphs as single lines: the terminal wraps them, at its own width
+    (Typer's rich help keeps the source's line breaks, cutting sentences mid-line)."""
+    if not text:
+        return text
+    paragraphs = text.strip().split("\n\n")
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
 class _FlagsAsFlags:
-    """Boolean flags render as flags in ``--help``: ``--trace``, not ``--trace <bool>``.
+    """Boolean flags render as flags in ``--help``: ``--trace``, not ``--trace <bool>``; help
+    paragraphs are unwrapped (``unwrap``).
 
     Typer's rich help prints every option's type, flags (``--help`` included) too; a flag's
     metavar, when set, replaces that type, and a flag takes no value to name.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if isinstance(kwargs.get("help"), str):
+            kwargs["help"] = unwrap(kwargs["help"])
+        super().__init__(*args, **kwargs)
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]

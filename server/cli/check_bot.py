@@ -63,8 +63,10 @@ def register(app: typer.Typer) -> None:
         ),
         seed: int | None = typer.Option(None, "--seed", hidden=True),
     ) -> None:
-        """Check that a bot speaks the protocol: handshake, pings, legal moves and plies, clocks,
-        forced moves, match ends, two matches at once, reconnection, dice."""
+        """Check that a bot speaks the protocol, item by item, with what to fix.
+
+        The items: handshake, pings, legal moves and plies, clocks, forced moves, match ends,
+        two matches at once, reconnection, dice."""
         import asyncio
 
         from ply_arena.protocol.client import check_url

@@ -57,8 +57,9 @@ def register(app: typer.Typer) -> None:
             None, "--minutes", min=0.05, help="Stop after this long (default: at Ctrl+C)."
         ),
     ) -> None:
-        """A server with house bots and remote reference agents playing every game: the
-        leaderboards fill within a minute. For a class, use `arena serve`."""
+        """A server with house bots and remote agents playing every game (a first look).
+
+        The leaderboards fill within a minute. For a class, use `arena serve`."""
         from ply_arena.server.db.server_mark import running_server
 
         other = running_server(f"sqlite+aiosqlite:///{db}") if db else None

@@ -36,8 +36,10 @@ def register(app: typer.Typer) -> None:
             help="Fetch the record of the match id RECORD from this server first.",
         ),
     ) -> None:
-        """Check a match record: dice against the seed, every move against the rules, the result
-        against the end. Works offline on a downloaded record."""
+        """Check a match record from scratch: dice, moves and result (works offline).
+
+        The dice against the seed, every move against the rules, the result against the end.
+        Works on a downloaded record too."""
         from ply_arena.protocol.verify import report, verify_record
 
         record = _fetch(source, url) if url else _read(source)

@@ -131,3 +131,22 @@ async def test_the_python_example_says_a_misconfiguration_in_one_line(live_serve
         assert "Traceback" not in text, text
         last = text.strip().splitlines()[-1]
         assert last.startswith("error: ") and says in last, text
+
+
+async def test_a_refused_bot_without_logging_gets_exactly_one_line(
+    live_server: Any, tmp_path: Path
+) -> None:
+    # A student's first bot configures no logging: the refusal is said once, not twice.
+    bot = tmp_path / "bot.py"
+    bot.write_text(
+        "import random\nfrom ply_arena import run_bot\n"
+        "run_bot(__import__('sys').argv[1], 'not-a-token', "
+        "lambda s, legal, c: random.choice(legal), game='connect_four')\n"
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(bot), live_server.ws_url, cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 1
+    assert (out.decode(), err.decode()) == ("", "error: bad_token: the token matches no bot\n")
