@@ -29,13 +29,15 @@ swapped, ``not`` removed, arithmetic swapped (``+``/``-``, ``*``/``/``, ``+=``/`
 numbers plus one, ``True``/``False`` swapped, a string of a module-level constant emptied (a
 setting such as a security header), a condition that is a plain name or call negated,
 and a statement removed (a call, an assignment to an attribute, a ``raise``, a ``return``'s value,
-``break``/``continue``). Logging and docstrings are not mutated.
+``break``/``continue``). Logging, docstrings, decorators, annotations and ``Literal`` types are
+not mutated.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import functools
 import json
 import os
@@ -58,6 +60,7 @@ from _tree_copy import ROOT, copy_tree, python_for_copy
 MODULES: dict[str, list[str]] = {
     "server/referee/pairing.py": ["tests/server/test_pairing.py"],
     "server/referee/clock.py": [
+        "tests/server/test_clock.py",
         "tests/server/test_match_runner.py",
         "tests/server/test_bad_input.py",
     ],
@@ -65,20 +68,32 @@ MODULES: dict[str, list[str]] = {
         "tests/server/test_match_runner.py",
         "tests/server/test_bad_input.py",
         "tests/server/test_ws_liveness.py",
+        "tests/server/test_storage_recorder.py",
     ],
     "server/referee/lobby.py": [
+        "tests/server/test_lobby.py",
         "tests/server/test_lobby_pairing.py",
         "tests/server/test_pairing.py",
     ],
-    "server/referee/challenges.py": ["tests/server/test_match_runner.py"],
+    "server/referee/challenges.py": [
+        "tests/server/test_challenges.py",
+        "tests/server/test_ws_session.py",
+    ],
     "server/ws/session.py": [
         "tests/server/test_rate_limit.py",
         "tests/server/test_bad_input.py",
         "tests/server/test_hostile_clients.py",
     ],
-    "server/api/auth.py": ["tests/server/test_classes.py", "tests/server/test_api.py"],
-    "server/api/throttle.py": ["tests/server/test_classes.py"],
-    "server/ratings/model.py": ["tests/server/test_ratings.py"],
+    "server/api/auth.py": [
+        "tests/server/test_auth.py",
+        "tests/server/test_classes.py",
+        "tests/server/test_api.py",
+    ],
+    "server/api/throttle.py": ["tests/server/test_throttle.py", "tests/server/test_classes.py"],
+    "server/ratings/model.py": [
+        "tests/server/test_rating_model.py",
+        "tests/server/test_ratings.py",
+    ],
     "server/tournaments/swiss.py": ["tests/server/test_tournament_logic.py"],
     "server/tournaments/schedule.py": ["tests/server/test_tournament_logic.py"],
     "server/tournaments/standings.py": ["tests/server/test_tournament_logic.py"],
@@ -86,8 +101,12 @@ MODULES: dict[str, list[str]] = {
         "tests/server/test_tournaments.py",
         "tests/server/test_tournament_crash.py",
     ],
-    "protocol/verify.py": ["tests/protocol/test_verify.py", "tests/server/test_verify_records.py"],
-    "protocol/dice.py": ["tests/protocol/test_dice.py"],
+    "protocol/verify.py": [
+        "tests/protocol/test_verify.py",
+        "tests/server/test_verify_records.py",
+        "tests/test_doctests.py",
+    ],
+    "protocol/dice.py": ["tests/protocol/test_dice.py", "tests/protocol/test_verify.py"],
     "server/pages/headers.py": ["tests/pages/test_pages_http.py"],
 }
 #: Where only part of a module is a rule module's: the top-level functions or classes (or
@@ -103,6 +122,8 @@ ONLY: dict[str, set[str]] = {
 }
 EQUIVALENTS = Path(__file__).with_name("mutation_equivalents.txt")
 RESULTS = ROOT / "mutation-results"
+#: How ``Literal[...]`` is written (its strings are a type's, not values).
+LITERAL = {"Literal", "typing.Literal"}
 #: Calls whose removal is not a change of behaviour a test should pin (what is logged).
 UNMUTATED_CALLS = {"log", "logger", "logging", "print", "warnings"}
 
@@ -135,6 +156,9 @@ class Mutant:
     original: str
     replacement: str
     operator: str
+    #: The first line of the statement it is in: what coverage records for a statement that
+    #: spans several lines.
+    anchor: int = 0
 
     @property
     def key(self) -> str:
@@ -167,17 +191,15 @@ class _Finder:
         self.settings: set[int] = set()  # id() of strings in module-level constants
 
     def text(self, line: int, col: int, end_line: int, end_col: int) -> str:
-        first = sum(len(x) for x in self.lines[: line - 1]) + col
-        last = sum(len(x) for x in self.lines[: end_line - 1]) + end_col
-        return self.source[first:last]
+        return self.source[self.offset(line, col) : self.offset(end_line, end_col)]
 
-    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+    def span(self, node: ast.AST) -> Span:
         line, end_line = node.lineno, node.end_lineno  # type: ignore[attr-defined]
         col = _char_col(self.lines[line - 1], node.col_offset)  # type: ignore[attr-defined]
         end_col = _char_col(self.lines[end_line - 1], node.end_col_offset)  # type: ignore[attr-defined]
         return line, col, end_line, end_col
 
-    def mutant(self, span: tuple[int, int, int, int], replacement: str, operator: str) -> Mutant:
+    def mutant(self, span: Span, replacement: str, operator: str) -> Mutant:
         return Mutant(self.path, *span, self.text(*span), replacement, operator)
 
     def position(self, offset: int) -> tuple[int, int]:
@@ -221,6 +243,15 @@ class _Finder:
             if isinstance(node, ast.Call) and _root_name(node.func) in UNMUTATED_CALLS:
                 self.skipped.update(id(n) for n in ast.walk(node))
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                self.skipped.update(id(n) for n in ast.walk(node))
+            # Declarations, not rules: decorators (``@dataclass(slots=True)``), annotations
+            # and ``Literal[...]`` types.
+            for decorator in getattr(node, "decorator_list", []):
+                self.skipped.update(id(n) for n in ast.walk(decorator))
+            annotation = getattr(node, "annotation", None) or getattr(node, "returns", None)
+            if annotation is not None:
+                self.skipped.update(id(n) for n in ast.walk(annotation))
+            if isinstance(node, ast.Subscript) and ast.unparse(node.value) in LITERAL:
                 self.skipped.update(id(n) for n in ast.walk(node))
             if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
@@ -337,14 +368,26 @@ def line_ranges(source: str, names: set[str]) -> list[range]:
     return ranges
 
 
+def statement_starts(source: str) -> dict[int, int]:
+    """line -> first line of the innermost statement that holds it."""
+    starts: dict[int, int] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt):
+            for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                starts[line] = max(starts.get(line, 0), node.lineno)
+    return starts
+
+
 def find_mutants(path: str, source: str) -> list[Mutant]:
     """Every mutant of ``source`` (the file ``path``) whose mutated module still parses, within
     the parts ONLY names for that file."""
     found = []
     ranges = line_ranges(source, ONLY[path]) if path in ONLY else None
+    starts = statement_starts(source)
     for mutant in _Finder(path, source).mutants():
         if ranges is not None and not any(mutant.line in r for r in ranges):
             continue
+        mutant = dataclasses.replace(mutant, anchor=starts.get(mutant.line, mutant.line))
         try:
             ast.parse(mutant.apply(source))
         except SyntaxError:
@@ -449,7 +492,9 @@ class Workspace:
         return status, time.monotonic() - started, out
 
     def pytest(self, tests: list[str], timeout: float) -> tuple[int, float, str]:
-        command = [self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+        # A mutant that hangs a test fails it after 60 s rather than pytest's usual 120.
+        command = [self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                   "-o", "timeout=60", *tests]  # fmt: skip
         return self.run(command, timeout)
 
     def baseline(self, tests: list[str]) -> tuple[int, float, str]:
@@ -499,13 +544,17 @@ class _Runner:
         if mutant.key in self.equivalents:
             reason = self.equivalents[mutant.key]
             return Outcome(mutant.key, mutant.line, mutant.operator, "equivalent", detail=reason)
-        lines = range(mutant.line, mutant.end_line + 1)
+        lines = {mutant.anchor, *range(mutant.line, mutant.end_line + 1)}
         ran = set().union(*(contexts.get(n, set()) for n in lines))
         if not ran:
             return Outcome(mutant.key, mutant.line, mutant.operator, "not_run")
-        # A line run outside any test (at import, or in a server the tests started): every test
-        # file of the module.
-        selected = list(tests) if "" in ran else sorted(ran)
+        # Only the module's own test files count; a line they run outside any test (at import,
+        # or in a server the tests started): all of those files.
+        mine = sorted(n for n in ran if n.split("::")[0] in tests)
+        if not mine and "" not in ran:
+            return Outcome(mutant.key, mutant.line, mutant.operator, "not_run",
+                           detail="run only by other modules' tests")  # fmt: skip
+        selected = mine or list(tests)
         with self.lock:
             space = self.spaces.pop()
         limit = self.timeout_factor * self.baseline_s + 60
@@ -530,14 +579,16 @@ def run_modules(modules: dict[str, list[str]], jobs: int, timeout_factor: float)
     reports = []
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         spaces = [Workspace(Path(tmp) / f"w{i}") for i in range(jobs)]
-        status, seconds, out = spaces[0].baseline(all_tests)
+        measured = spaces[0]  # holds the baseline's coverage data
+        status, seconds, out = measured.baseline(all_tests)
         if status != 0:
             sys.exit(f"the tests fail before any mutation:\n{out[-3000:]}")
         print(f"baseline: {len(all_tests)} test files in {seconds:.0f} s", flush=True)
-        runner = _Runner(spaces, equivalents, seconds, timeout_factor)
+        # The runner takes workspaces from its own list and puts them back, in any order.
+        runner = _Runner(list(spaces), equivalents, seconds, timeout_factor)
         for module, tests in modules.items():
             source = (ROOT / module).read_text()
-            contexts = spaces[0].contexts(module)
+            contexts = measured.contexts(module)
             mutants = find_mutants(module, source)
             report = Report(module, baseline_s=seconds)
             print(f"{module}: {len(mutants)} mutants ", end="", flush=True)

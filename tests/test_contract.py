@@ -115,7 +115,10 @@ def test_move_errors_are_value_errors(game: games.Game) -> None:
         s = s.result(s.actions()[0])
     with pytest.raises(InvalidMoveError) as info:
         game.parse_move(s, "?? not a move ??")
-    assert "expected" in str(info.value) or "expect" in str(info.value)
+    # The message quotes what was read and says what a move looks like, with an example form.
+    message = str(info.value)
+    assert message.startswith("cannot parse ") and "'?? not a move ??'" in message, message
+    assert ": expected " in message, message
 
 
 def test_bad_json_is_refused_clearly(game: games.Game) -> None:

@@ -35,9 +35,9 @@ class Waiting:
     bot_id: int
     name: str
     #: When it joined (time.monotonic()).
-    joined_at: float = 0.0
+    joined_at: float
     #: A house bot waiting in the queue (house self-play).
-    house: bool = False
+    house: bool
 
 
 class Lobby:

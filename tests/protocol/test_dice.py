@@ -78,3 +78,10 @@ def test_the_javascript_recipe_in_the_docs_rolls_what_the_server_rolls(tmp_path:
     assert done.returncode == 0, done.stderr
     expected = [dice.pick("98765", "Ab_c-1", p, [w / 36 for w in weights]) for p in range(200)]
     assert done.stdout.strip() == ",".join(map(str, expected))
+
+
+def test_the_scheme_names_are_the_published_ones() -> None:
+    # Records carry these names and any language's checker reads them: they never change.
+    assert (dice.SCHEME, dice.LEGACY_SCHEME) == ("sha256-v1", "python-random-v0")
+    text = (ROOT / "docs" / "protocol.md").read_text()
+    assert '"scheme": "sha256-v1"' in text or "`sha256-v1`" in text

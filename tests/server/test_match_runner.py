@@ -434,6 +434,28 @@ class _InProcessBot:
         self.got.append(error.model_dump())
 
 
+def in_process_runner(
+    database: Database, match_id: str, bots: list[_InProcessBot], *, move_ms: int, bank_ms: int
+) -> MatchRunner:
+    """A tic-tac-toe match between in-process bots, on the test's database (not started)."""
+    registry = ConnectionRegistry()
+    for bot in bots:
+        registry.register(bot)
+    runner = MatchRunner(
+        match_id=match_id,
+        game=games.get("tic_tac_toe"),
+        seats=[SeatBot(bot.bot_id, bot.bot_name) for bot in bots],
+        time_control=TimeControl(move_ms=move_ms, bank_ms=bank_ms),
+        policy=Policy.forfeit,
+        database=database,
+        connections=registry,
+        max_latency_grace_ms=200,
+    )
+    for bot in bots:
+        bot.runner = runner
+    return runner
+
+
 async def test_a_shutdown_while_the_result_is_stored_still_tells_the_bots(
     database: Database,
 ) -> None:
@@ -447,21 +469,7 @@ async def test_a_shutdown_while_the_result_is_stored_still_tells_the_bots(
         _InProcessBot(ids[0], "shut_a", ["a1", "a2", "a3"]),  # X wins on the a-file
         _InProcessBot(ids[1], "shut_b", ["b1", "b2"]),
     ]
-    registry = ConnectionRegistry()
-    for bot in bots:
-        registry.register(bot)
-    runner = MatchRunner(
-        match_id="shutdownrace",
-        game=games.get("tic_tac_toe"),
-        seats=[SeatBot(bot.bot_id, bot.bot_name) for bot in bots],
-        time_control=TimeControl(move_ms=5000, bank_ms=0),
-        policy=Policy.forfeit,
-        database=database,
-        connections=registry,
-        max_latency_grace_ms=200,
-    )
-    for bot in bots:
-        bot.runner = runner
+    runner = in_process_runner(database, "shutdownrace", bots, move_ms=5000, bank_ms=0)
     task = asyncio.create_task(runner.run())
     while not runner.finished:  # the last move is in: the result write has begun
         await asyncio.sleep(0)
@@ -528,21 +536,7 @@ async def test_a_move_received_after_its_deadline_loses_on_time(database: Databa
         a, _ = await bot_repo.create_bot(session, "late_a")
         b, _ = await bot_repo.create_bot(session, "late_b")
     bots = [_LateStampedBot(a.id, "late_a", ["b2"]), _InProcessBot(b.id, "late_b", ["a1"])]
-    registry = ConnectionRegistry()
-    for bot in bots:
-        registry.register(bot)
-    runner = MatchRunner(
-        match_id="latestamp",
-        game=games.get("tic_tac_toe"),
-        seats=[SeatBot(bot.bot_id, bot.bot_name) for bot in bots],
-        time_control=TimeControl(move_ms=1000, bank_ms=500),
-        policy=Policy.forfeit,
-        database=database,
-        connections=registry,
-        max_latency_grace_ms=200,
-    )
-    for bot in bots:
-        bot.runner = runner
+    runner = in_process_runner(database, "latestamp", bots, move_ms=1000, bank_ms=500)
     await asyncio.wait_for(runner.run(), 30)
     end = bots[0].got[-1]
     assert (end["type"], end["termination"], end["at_fault"]) == ("match_end", "timeout", 0)
@@ -586,21 +580,7 @@ async def test_a_lost_move_write_stores_the_match_as_aborted(
         LosesAWrite(a.id, "lost_a", ["a1", "a2", "a3"]),
         _InProcessBot(b.id, "lost_b", ["b1", "b2"]),
     ]
-    registry = ConnectionRegistry()
-    for bot in bots:
-        registry.register(bot)
-    runner = MatchRunner(
-        match_id="lostwrite",
-        game=games.get("tic_tac_toe"),
-        seats=[SeatBot(bot.bot_id, bot.bot_name) for bot in bots],
-        time_control=TimeControl(move_ms=5000, bank_ms=0),
-        policy=Policy.forfeit,
-        database=database,
-        connections=registry,
-        max_latency_grace_ms=200,
-    )
-    for bot in bots:
-        bot.runner = runner
+    runner = in_process_runner(database, "lostwrite", bots, move_ms=5000, bank_ms=0)
     await asyncio.wait_for(runner.run(), 30)
     for bot in bots:
         end = bot.got[-1]

@@ -379,3 +379,16 @@ def test_no_rematch_while_another_bot_is_coming_back_whatever_its_rating() -> No
     late = pair(waiting, now=params.max_wait_s + 0.1, rng=random.Random(1), params=params,
                 playing=coming, last_opponents=last)  # fmt: skip
     assert [g.reason for g in late] == ["rematch"]
+
+
+def test_the_pure_functions_defaults_are_the_servers() -> None:
+    # Params() as the tests write it and Params.from_settings as the server builds it agree.
+    from ply_arena.server.settings import Settings
+
+    assert Params.from_settings(Settings(), group_size=2) == Params(group_size=2)
+    assert Params.from_settings(Settings(), group_size=3) == Params(group_size=3)
+    assert Params() == Params(group_size=2)
+    custom = Settings(pairing_candidates=1, pairing_window=5.0, house_wait_s=7.0)
+    assert Params.from_settings(custom, group_size=2) == Params(
+        group_size=2, window=5.0, candidates=1, house_wait_s=7.0
+    )
