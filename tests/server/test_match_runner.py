@@ -423,9 +423,12 @@ class _InProcessBot:
             move = MakeMove(
                 match_id=message["match_id"], ply=message["ply"], move=self.moves.pop(0)
             )
-            asyncio.get_running_loop().call_soon(
-                self.runner.submit, self.bot_id, move, time.monotonic()
-            )
+            received_at = self.received_at(message)
+            asyncio.get_running_loop().call_soon(self.runner.submit, self.bot_id, move, received_at)
+
+    def received_at(self, turn: dict[str, Any]) -> float:
+        """When the server would have read this bot's answer to ``turn``: now."""
+        return time.monotonic()
 
     def rtt_ms(self) -> float | None:
         return 1.0
@@ -520,15 +523,8 @@ class _LateStampedBot(_InProcessBot):
     what the runner sees when the event loop was held up past a deadline and the move's frame
     is handled before the timer that would have flagged the seat."""
 
-    def send_json(self, text: str) -> None:
-        message = json.loads(text)
-        self.got.append(message)
-        if message["type"] == "turn":
-            move = MakeMove(
-                match_id=message["match_id"], ply=message["ply"], move=self.moves.pop(0)
-            )
-            late = time.monotonic() + (message["deadline_ms"] + 1000) / 1000
-            asyncio.get_running_loop().call_soon(self.runner.submit, self.bot_id, move, late)
+    def received_at(self, turn: dict[str, Any]) -> float:
+        return time.monotonic() + (turn["deadline_ms"] + 1000) / 1000
 
 
 async def test_a_move_received_after_its_deadline_loses_on_time(database: Database) -> None:
