@@ -80,6 +80,7 @@ MODULES: dict[str, list[str]] = {
         "tests/server/test_ws_session.py",
     ],
     "server/ws/session.py": [
+        "tests/server/test_session_limits.py",
         "tests/server/test_rate_limit.py",
         "tests/server/test_bad_input.py",
         "tests/server/test_hostile_clients.py",
@@ -94,9 +95,18 @@ MODULES: dict[str, list[str]] = {
         "tests/server/test_rating_model.py",
         "tests/server/test_ratings.py",
     ],
-    "server/tournaments/swiss.py": ["tests/server/test_tournament_logic.py"],
-    "server/tournaments/schedule.py": ["tests/server/test_tournament_logic.py"],
-    "server/tournaments/standings.py": ["tests/server/test_tournament_logic.py"],
+    "server/tournaments/swiss.py": [
+        "tests/server/test_swiss.py",
+        "tests/server/test_tournament_logic.py",
+    ],
+    "server/tournaments/schedule.py": [
+        "tests/server/test_schedule.py",
+        "tests/server/test_tournament_logic.py",
+    ],
+    "server/tournaments/standings.py": [
+        "tests/server/test_standings.py",
+        "tests/server/test_tournament_logic.py",
+    ],
     "server/tournaments/director.py": [
         "tests/server/test_tournaments.py",
         "tests/server/test_tournament_crash.py",
@@ -410,7 +420,12 @@ def load_equivalents() -> dict[str, str]:
 # --- running -------------------------------------------------------------------------------
 
 CONTEXT_PLUGIN = textwrap.dedent('''
-    """pytest plugin: each test's node id is the coverage context of the lines it runs."""
+    """pytest plugin: each test's node id is the coverage context of the lines it runs, and
+    its duration goes to the file MUTATION_DURATIONS names (a JSON line per test)."""
+    import json
+    import os
+    import time
+
     import coverage
     import pytest
 
@@ -419,9 +434,15 @@ CONTEXT_PLUGIN = textwrap.dedent('''
         cov = coverage.Coverage.current()
         if cov is not None:
             cov.switch_context(item.nodeid)
+        started = time.monotonic()
         yield
+        took = time.monotonic() - started
         if cov is not None:
             cov.switch_context("")
+        path = os.environ.get("MUTATION_DURATIONS")
+        if path:
+            with open(path, "a") as f:
+                f.write(json.dumps([item.nodeid, took]) + "\n")
 ''')
 
 
@@ -461,6 +482,7 @@ class Workspace:
         self.plugins.mkdir()
         (self.plugins / "mutation_contexts.py").write_text(CONTEXT_PLUGIN)
         self.data = self.tree / ".mutation-coverage"
+        self.durations_file = where / "durations.jsonl"
 
     def write(self, module: str, source: str) -> None:
         """``module``'s file in the copy becomes ``source``. Its cached bytecode goes: a mutant
@@ -470,16 +492,30 @@ class Workspace:
         for cached in self.tree.rglob(f"__pycache__/{path.stem}.*.pyc"):
             cached.unlink(missing_ok=True)
 
-    def env(self) -> dict[str, str]:
+    def env(self, durations: bool = False) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE")}
         env["PYTHONPATH"] = str(self.plugins)
+        env.pop("MUTATION_DURATIONS", None)
+        if durations:
+            env["MUTATION_DURATIONS"] = str(self.durations_file)
         return env
 
-    def run(self, command: list[str], timeout: float) -> tuple[int, float, str]:
+    def durations(self) -> dict[str, float]:
+        """node id -> seconds its test took in the baseline."""
+        found: dict[str, float] = {}
+        if self.durations_file.exists():
+            for line in self.durations_file.read_text().splitlines():
+                node, took = json.loads(line)
+                found[node] = took
+        return found
+
+    def run(
+        self, command: list[str], timeout: float, durations: bool = False
+    ) -> tuple[int, float, str]:
         """Exit status (-9 on a timeout), seconds and output of ``command`` in the copy."""
         started = time.monotonic()
         proc = subprocess.Popen(
-            command, cwd=self.tree, env=self.env(), stdout=subprocess.PIPE,
+            command, cwd=self.tree, env=self.env(durations), stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, start_new_session=True,
         )  # fmt: skip
         try:
@@ -504,7 +540,7 @@ class Workspace:
             self.python, "-m", "coverage", "run", "--data-file", str(self.data),
             "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutation_contexts", *tests,
         ]  # fmt: skip
-        result = self.run(command, timeout=7200)
+        result = self.run(command, timeout=7200, durations=True)
         combine = [self.python, "-m", "coverage", "combine", "-q", "--data-file", str(self.data)]
         self.run(combine, timeout=600)
         return result
@@ -531,6 +567,9 @@ class _Runner:
     equivalents: dict[str, str]
     baseline_s: float
     timeout_factor: float
+    #: node id -> seconds in the baseline: a mutant's tests run fastest first, so that the
+    #: first failure (``-x``) comes as soon as it can.
+    durations: dict[str, float] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def mutant(
@@ -550,7 +589,10 @@ class _Runner:
             return Outcome(mutant.key, mutant.line, mutant.operator, "not_run")
         # Only the module's own test files count; a line they run outside any test (at import,
         # or in a server the tests started): all of those files.
-        mine = sorted(n for n in ran if n.split("::")[0] in tests)
+        mine = sorted(
+            (n for n in ran if n.split("::")[0] in tests),
+            key=lambda n: (self.durations.get(n, 0.0), n),
+        )
         if not mine and "" not in ran:
             return Outcome(mutant.key, mutant.line, mutant.operator, "not_run",
                            detail="run only by other modules' tests")  # fmt: skip
@@ -585,7 +627,7 @@ def run_modules(modules: dict[str, list[str]], jobs: int, timeout_factor: float)
             sys.exit(f"the tests fail before any mutation:\n{out[-3000:]}")
         print(f"baseline: {len(all_tests)} test files in {seconds:.0f} s", flush=True)
         # The runner takes workspaces from its own list and puts them back, in any order.
-        runner = _Runner(list(spaces), equivalents, seconds, timeout_factor)
+        runner = _Runner(list(spaces), equivalents, seconds, timeout_factor, measured.durations())
         for module, tests in modules.items():
             source = (ROOT / module).read_text()
             contexts = measured.contexts(module)

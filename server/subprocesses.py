@@ -36,6 +36,10 @@ def init_helper(server_pid: int | None = None) -> None:
     """Run first in every helper process: lowest CPU priority, Ctrl+C ignored, and gone when
     the server is (``server_pid``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # SIGTERM (the server stopping its helpers) ends a helper at once, in the middle of a search
+    # or waiting for one, whatever handler the fork server passed down (a measuring tool's, such
+    # as coverage's, would run Python in the dying helper and print a traceback into the log).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if server_pid is not None:
         # A helper forked by the fork server is not the server's child, and a server killed
         # outright (kill -9, out of memory) shuts nothing down: without this, its helpers, and
