@@ -442,7 +442,7 @@ CONTEXT_PLUGIN = textwrap.dedent('''
         path = os.environ.get("MUTATION_DURATIONS")
         if path:
             with open(path, "a") as f:
-                f.write(json.dumps([item.nodeid, took]) + "\n")
+                f.write(json.dumps([item.nodeid, took]) + "\\n")
 ''')
 
 
