@@ -45,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -522,8 +523,6 @@ def measure(
                 return
             time.sleep(0.5)
 
-    import threading
-
     sampler = threading.Thread(target=sample_rss, daemon=True)
     sampler.start()
     # CPU over the measurement window: read cpu_times at its edges from a helper thread.
@@ -545,6 +544,9 @@ def measure(
     ]
     for t in marks:
         t.start()
+    profiler = None
+    if args.profile and name != "relay":
+        profiler = _start_profiler(proc.pid, first, last, args.profile)
     lone_proc = None
     if lone_tokens:
         # Alone in their queues from the start (the house bot meets them after house_wait_s),
@@ -569,6 +571,8 @@ def measure(
         lone_proc.join()
     for t in marks:
         t.join()
+    if profiler is not None:
+        profiler.join()
     stop_sampling = True
     lo, hi = first, last
     received = {(m, p): t for m, p, t in stats.received}
@@ -598,6 +602,26 @@ def measure(
         stats=stats,
         lone=lone,
     )
+
+
+def _start_profiler(pid: int, first: float, last: float, out: Path) -> threading.Thread:
+    """Sample the server with py-spy over the measured window (``--profile``): collapsed
+    stacks in ``out`` (one line per stack and its count; ``python -m bench.profile_summary``
+    sums them per function), idle time (the event loop waiting in select/epoll) included, so
+    that the shares are of the wall time."""
+
+    def record() -> None:
+        time.sleep(max(0.0, first - time.monotonic()))
+        duration = max(1, int(last - time.monotonic()))
+        subprocess.run(
+            ["py-spy", "record", "--pid", str(pid), "--duration", str(duration), "--rate", "250",
+             "--format", "raw", "--idle", "--threads", "--nonblocking", "--output", str(out)],
+            check=False, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+    thread = threading.Thread(target=record, daemon=True)
+    thread.start()
+    return thread
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -808,6 +832,13 @@ def main(argv: list[str] | None = None) -> int:
         help="extra environment for arena serve, e.g. ARENA_RATE_LIMIT_PER_S=100",
     )
     parser.add_argument("--out", type=Path, help="also write the report to this file")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="FILE",
+        help="sample the arena server with py-spy over the measured window (collapsed stacks "
+        "to FILE; summarise with python -m bench.profile_summary FILE); needs py-spy",
+    )
     house = parser.add_argument_group("house bots (--house)")
     house.add_argument(
         "--house", action="store_true", help="measure what a searching house bot adds instead"

@@ -6,6 +6,7 @@ exercise it, and count the changes no test notices.
     python scripts/mutation.py server/referee/clock.py --tests tests/server/test_clock.py
     python scripts/mutation.py --list server/api/throttle.py   # the mutants, nothing run
     python scripts/mutation.py --jobs 2 ...             # two copies of the tree at once
+    python scripts/mutation.py --survivors MODULE       # only what the latest run left alive
 
 How it works. The tree is copied (with a Python of its own, scripts/_tree_copy.py). A baseline
 runs the module's test files once under coverage, with each test's node id as the coverage
@@ -65,6 +66,7 @@ MODULES: dict[str, list[str]] = {
         "tests/server/test_bad_input.py",
     ],
     "server/referee/match_runner.py": [
+        "tests/server/test_match_runner_states.py",
         "tests/server/test_match_runner.py",
         "tests/server/test_bad_input.py",
         "tests/server/test_ws_liveness.py",
@@ -614,8 +616,21 @@ class _Runner:
         return Outcome(mutant.key, mutant.line, mutant.operator, word, took, len(selected), detail)
 
 
-def run_modules(modules: dict[str, list[str]], jobs: int, timeout_factor: float) -> list[Report]:
-    """Every mutant of each module, after one baseline of all their tests."""
+def previous_kills(module: str) -> dict[str, Outcome]:
+    """The mutants of ``module`` its latest saved run killed (``--survivors``)."""
+    path = RESULTS / (module.replace("/", ".") + ".json")
+    if not path.exists():
+        return {}
+    outcomes = json.loads(path.read_text())["outcomes"]
+    return {o["key"]: Outcome(**o) for o in outcomes if o["status"] == "killed"}
+
+
+def run_modules(
+    modules: dict[str, list[str]], jobs: int, timeout_factor: float, survivors: bool = False
+) -> list[Report]:
+    """Every mutant of each module, after one baseline of all their tests (with ``survivors``:
+    only those the latest saved run did not kill; its kills are kept, since tests added since
+    only kill more)."""
     equivalents = load_equivalents()
     all_tests = sorted({test for tests in modules.values() for test in tests})
     reports = []
@@ -633,6 +648,9 @@ def run_modules(modules: dict[str, list[str]], jobs: int, timeout_factor: float)
             contexts = measured.contexts(module)
             mutants = find_mutants(module, source)
             report = Report(module, baseline_s=seconds)
+            kept = previous_kills(module) if survivors else {}
+            report.outcomes += [kept[m.key] for m in mutants if m.key in kept]
+            mutants = [m for m in mutants if m.key not in kept]
             print(f"{module}: {len(mutants)} mutants ", end="", flush=True)
 
             marks = {"killed": ".", "survived": "S", "not_run": "N", "equivalent": "e"}
@@ -677,6 +695,10 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="copies of the tree run at once")
     parser.add_argument("--list", action="store_true", help="print the mutants, run nothing")
     parser.add_argument(
+        "--survivors", action="store_true",
+        help="run only the mutants the latest saved run (mutation-results/) did not kill",
+    )  # fmt: skip
+    parser.add_argument(
         "--timeout-factor", type=float, default=3.0,
         help="a mutant's tests may take this many times their share of the baseline",
     )  # fmt: skip
@@ -693,7 +715,7 @@ def main() -> int:
         if not tests:
             sys.exit(f"no tests known for {module}: pass --tests")
         modules[module] = tests
-    reports = run_modules(modules, args.jobs, args.timeout_factor)
+    reports = run_modules(modules, args.jobs, args.timeout_factor, args.survivors)
     print(
         "\nmodule                                    score  killed  survived  not run  equivalent"
     )

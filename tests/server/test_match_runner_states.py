@@ -1,0 +1,128 @@
+"""The match runner in the test's own loop, with in-process bots: its state before the first
+turn (what pages and spectators may read of a match being created), ``since_last`` when a seat's
+first turn comes after several events, the move limit counted exactly, and the seed's width."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from ply_arena import games
+from ply_arena.protocol.messages import MakeMove, Policy, TimeControl
+from ply_arena.server.db.database import Database
+from ply_arena.server.referee.connections import ConnectionRegistry
+from ply_arena.server.referee.match_runner import MatchRunner, SeatBot
+from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import matches as match_repo
+
+
+class FirstMoveBot:
+    """A BotConnection in the test's loop that plays the first legal move of every turn."""
+
+    def __init__(self, bot_id: int, name: str) -> None:
+        self.bot_id, self.bot_name, self.client = bot_id, name, "tests"
+        self.runner: MatchRunner | None = None
+        self.got: list[dict[str, Any]] = []
+
+    def send(self, message: Any) -> None:
+        self.send_json(message.model_dump_json())
+
+    def send_json(self, text: str) -> None:
+        message = json.loads(text)
+        self.got.append(message)
+        if message["type"] == "turn":
+            assert self.runner is not None
+            move = MakeMove(
+                match_id=message["match_id"], ply=message["ply"], move=message["legal_moves"][0]
+            )
+            asyncio.get_running_loop().call_soon(
+                self.runner.submit, self.bot_id, move, time.monotonic()
+            )
+
+    def rtt_ms(self) -> float | None:
+        return 1.0
+
+    def close_with(self, error: Any) -> None:
+        self.got.append(error.model_dump())
+
+    def turns(self) -> list[dict[str, Any]]:
+        return [m for m in self.got if m["type"] == "turn"]
+
+
+async def _runner(
+    database: Database, match_id: str, game_name: str, move_limit: int | None = None
+) -> tuple[MatchRunner, list[FirstMoveBot]]:
+    game = games.get(game_name)
+    bots = []
+    async with database.session() as session:
+        for seat in range(game.num_players):
+            bot, _ = await bot_repo.create_bot(session, f"{match_id}_{seat}")
+            bots.append(FirstMoveBot(bot.id, bot.name))
+    registry = ConnectionRegistry()
+    for bot in bots:
+        registry.register(bot)
+    runner = MatchRunner(
+        match_id=match_id,
+        game=game,
+        seats=[SeatBot(b.bot_id, b.bot_name) for b in bots],
+        time_control=TimeControl(move_ms=5000, bank_ms=1000),
+        policy=Policy.forfeit,
+        database=database,
+        connections=registry,
+        max_latency_grace_ms=200,
+        move_limit=move_limit,
+    )
+    for bot in bots:
+        bot.runner = runner
+    return runner, bots
+
+
+async def test_a_match_not_yet_started_is_not_announced_and_has_a_snapshot(
+    database: Database,
+) -> None:
+    """Between its creation and its match_start (its row is being written), a runner is
+    listed nowhere as live, has no result, is unrated unless told, and its snapshot (a page
+    may ask) is the initial position with nobody to move and full clocks."""
+    runner, _ = await _runner(database, "notyet", "tic_tac_toe")
+    assert runner.announced is False and runner.finished is False and runner.result is None
+    assert runner.rated is False  # the referee says so for lobby and tournament matches
+    snap = runner.snapshot()
+    assert snap.status == "running" and snap.moves == [] and snap.result is None
+    assert snap.to_move is None and snap.move_ms is None
+    assert snap.clocks_ms == [1000, 1000]
+    assert snap.position == games.get("tic_tac_toe").state_to_json(runner.state)
+    assert 0 <= runner.seed < 2**64  # docs/protocol.md: a random 64-bit number
+
+
+async def test_since_last_lists_every_event_before_a_seats_first_turn(
+    database: Database,
+) -> None:
+    """Three players: seat 2's first turn comes after two moves, and lists both; each later
+    turn lists exactly the events since that seat's own last move."""
+    runner, bots = await _runner(database, "sincelast", "chinese_checkers", move_limit=6)
+    await asyncio.wait_for(runner.run(), 60)
+    for seat, bot in enumerate(bots):
+        turns = bot.turns()
+        assert turns, seat
+        first = turns[0]
+        assert [e["ply"] for e in first["since_last"]] == list(range(seat)), (seat, first)
+        for turn in turns[1:]:
+            ply = turn["ply"]
+            assert [e["ply"] for e in turn["since_last"]] == [ply - 2, ply - 1], (seat, turn)
+
+
+async def test_the_move_limit_ends_the_match_after_exactly_that_many_seat_moves(
+    database: Database,
+) -> None:
+    runner, bots = await _runner(database, "movelimit", "tic_tac_toe", move_limit=3)
+    await asyncio.wait_for(runner.run(), 60)
+    end = bots[0].got[-1]
+    assert (end["type"], end["termination"], end["plies"]) == ("match_end", "move_limit", 3)
+    assert end["payoffs"] == [0.0, 0.0]  # constant sum 0, shared
+    assert len(bots[0].turns()) == 2 and len(bots[1].turns()) == 1
+    async with database.session() as session:
+        stored = await match_repo.get_match(session, "movelimit")
+    assert stored is not None and len(stored["moves"]) == 3
+    assert stored["result"]["termination"] == "move_limit"
