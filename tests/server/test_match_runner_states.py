@@ -12,7 +12,7 @@ from typing import Any
 from ply_arena import games
 from ply_arena.protocol.messages import MakeMove, Policy, TimeControl
 from ply_arena.server.db.database import Database
-from ply_arena.server.referee.connections import ConnectionRegistry
+from ply_arena.server.referee.connections import ConnectionRegistry, RefereeError
 from ply_arena.server.referee.match_runner import MatchRunner, SeatBot
 from ply_arena.server.repositories import bots as bot_repo
 from ply_arena.server.repositories import matches as match_repo
@@ -126,3 +126,140 @@ async def test_the_move_limit_ends_the_match_after_exactly_that_many_seat_moves(
         stored = await match_repo.get_match(session, "movelimit")
     assert stored is not None and len(stored["moves"]) == 3
     assert stored["result"]["termination"] == "move_limit"
+
+
+# --- requests out of place, driven by hand -------------------------------------------------------
+
+
+class HeldBot(FirstMoveBot):
+    """Keeps its turns; the test answers for it."""
+
+    def send_json(self, text: str) -> None:
+        self.got.append(json.loads(text))
+
+
+async def _held_match(
+    database: Database, match_id: str, **options: Any
+) -> tuple[MatchRunner, list[HeldBot], asyncio.Task[None]]:
+    game = games.get("tic_tac_toe")
+    bots = []
+    async with database.session() as session:
+        for seat in range(2):
+            bot, _ = await bot_repo.create_bot(session, f"{match_id}_{seat}")
+            bots.append(HeldBot(bot.id, bot.name))
+    registry = ConnectionRegistry()
+    for bot in bots:
+        registry.register(bot)
+    runner = MatchRunner(
+        match_id=match_id,
+        game=game,
+        seats=[SeatBot(b.bot_id, b.bot_name) for b in bots],
+        time_control=TimeControl(move_ms=30_000, bank_ms=0),
+        policy=Policy.forfeit,
+        database=database,
+        connections=registry,
+        max_latency_grace_ms=200,
+        **options,
+    )
+    task = asyncio.create_task(runner.run())
+    await _turn(bots[0], 0)
+    return runner, bots, task
+
+
+async def _turn(bot: HeldBot, ply: int) -> dict[str, Any]:
+    """Wait (by yielding to the loop) until ``bot`` has its turn for ``ply``."""
+    for _ in range(100_000):
+        for message in bot.got:
+            if message["type"] == "turn" and message["ply"] == ply:
+                return message
+        await asyncio.sleep(0)
+    raise AssertionError(f"no turn for ply {ply}")
+
+
+def _move(runner: MatchRunner, bot: HeldBot, ply: int, move: str, **info: Any) -> None:
+    message = MakeMove.model_validate(
+        {"match_id": runner.match_id, "ply": ply, "move": move, **({"info": info} if info else {})}
+    )
+    runner.submit(bot.bot_id, message, time.monotonic())
+
+
+def _refused(runner: MatchRunner, bot: HeldBot, ply: int, move: str = "b2") -> tuple[str, str]:
+    try:
+        _move(runner, bot, ply, move)
+    except RefereeError as e:
+        return e.code.value, e.message
+    raise AssertionError("the move was accepted")
+
+
+async def test_requests_out_of_place_get_their_own_codes(database: Database) -> None:
+    ended: list[MatchRunner] = []
+    runner, (x, o), task = await _held_match(database, "outofplace", on_finish=ended.append)
+    assert _refused(runner, o, 0)[0] == "not_your_turn"  # the other seat
+    assert _refused(runner, x, 1)[0] == "stale_ply"  # a ply not reached yet
+    _move(runner, x, 0, "b2")
+    # Settled but not yet applied (the runner has not run since): a second answer is stale.
+    code, why = _refused(runner, x, 0, "a1")
+    assert code == "stale_ply" and "already received" in why
+    await _turn(o, 1)
+    assert _refused(runner, x, 0)[0] == "stale_ply"  # over
+    assert _refused(runner, x, 1)[0] == "not_your_turn"
+    stranger = HeldBot(10_000, "stranger")
+    assert _refused(runner, stranger, 1)[0] == "not_in_match"
+    # A move and a resign in the same step: the move counts, then the resign ends the match.
+    _move(runner, o, 1, "a1")
+    runner.resign(o.bot_id)
+    runner.resign(o.bot_id)  # said twice: once is enough
+    await asyncio.wait_for(task, 30)
+    end = x.got[-1]
+    assert (end["type"], end["termination"], end["at_fault"], end["plies"]) == (
+        "match_end",
+        "resign",
+        1,
+        2,
+    )
+    assert ended == [runner]  # the referee is told once
+    assert _refused(runner, x, 2)[0] == "unknown_match"  # over
+    before = [len(x.got), len(o.got)]
+    runner.resync(x.bot_id)  # nothing to resync in a match that is over
+    runner.resync(stranger.bot_id)
+    assert [len(x.got), len(o.got)] == before
+
+
+async def test_a_late_answer_after_the_time_ran_out_is_stale(database: Database) -> None:
+    runner, (x, _), task = await _held_match(database, "lateanswer")
+    assert runner._waiter is not None
+    runner._waiter.set_result(None)  # what the turn's timer does when the time is up
+    code, why = _refused(runner, x, 0)
+    assert code == "stale_ply" and "time ran out" in why
+    await asyncio.wait_for(task, 30)
+    assert x.got[-1]["termination"] == "timeout"
+
+
+async def test_a_moves_info_is_stored_as_sent_without_defaults(database: Database) -> None:
+    runner, (x, o), task = await _held_match(database, "moveinfo")
+    _move(runner, x, 0, "b2", depth=3, pv=["b2", "a1"])
+    await _turn(o, 1)
+    runner.resign(o.bot_id)
+    await asyncio.wait_for(task, 30)
+    async with database.session() as session:
+        stored = await match_repo.get_match(session, "moveinfo")
+    assert stored is not None
+    assert stored["moves"][0]["info"] == {"depth": 3, "pv": ["b2", "a1"]}
+
+
+async def test_a_snapshot_shows_who_thinks_and_what_is_left(database: Database) -> None:
+    runner, (x, o), task = await _held_match(database, "snapturn")
+    snap = runner.snapshot()
+    assert (snap.status, snap.to_move, snap.ply) == ("running", 0, 0)
+    assert snap.move_ms is not None and 25_000 < snap.move_ms <= 30_000
+    assert snap.clocks_ms == [0, 0]
+    _move(runner, x, 0, "b2")
+    await _turn(o, 1)
+    snap = runner.snapshot()
+    assert (snap.to_move, snap.ply, [m.move for m in snap.moves]) == (1, 1, ["b2"])
+    runner.resign(o.bot_id)
+    await asyncio.wait_for(task, 30)
+    snap = runner.snapshot()
+    assert snap.status == "finished" and snap.to_move is None and snap.clocks_ms is None
+    assert snap.result is not None and snap.result.termination.value == "resign"
+    assert snap.result.seed == str(runner.seed)
