@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterator
 
+import pytest
+
+from ply_arena.server.referee import pairing
 from ply_arena.server.referee.pairing import (
     Group,
     HouseSeat,
@@ -392,3 +396,223 @@ def test_the_pure_functions_defaults_are_the_servers() -> None:
     assert Params.from_settings(custom, group_size=2) == Params(
         group_size=2, window=5.0, candidates=1, house_wait_s=7.0
     )
+
+
+# --- edges of the rules, hand-checked -------------------------------------------------------
+
+
+def test_a_waiting_bot_is_counted_once_and_is_not_coming_back_as_well() -> None:
+    # Bot 1 also listed as playing in the queue (it is back): no reason for it to wait.
+    bots = waiters(10, 40)
+    result = pair(bots, now=0.0, rng=random.Random(1), params=TWO, playing=[Player(1, 11)])
+    assert result == [Group((1, 2), "no_better")]
+    # The same bot twice in the queue: it meets once, as its earlier entry.
+    twice = [Waiter(1, 0.0, 20.0), Waiter(1, 0.5, 20.0), Waiter(2, 1.0, 21.0)]
+    assert pair(twice, now=1.0, rng=random.Random(1), params=TWO) == [Group((1, 2), "rating")]
+
+
+def test_the_window_is_exactly_window_before_any_wait() -> None:
+    # Joined just now (or, by the clock, a moment after now): the window is 3.0, not more.
+    for joined in (0.0, 5.0):
+        exactly = [Waiter(1, joined, 20.0), Waiter(2, joined, 23.0)]
+        result = pair(exactly, now=0.0, rng=random.Random(1), params=TWO)
+        assert result == [Group((1, 2), "rating")]  # 3.0 apart: within the window
+        beyond = [Waiter(1, joined, 20.0), Waiter(2, joined, 23.5)]
+        result = pair(beyond, now=0.0, rng=random.Random(1), params=TWO)
+        assert result == [Group((1, 2), "no_better")]  # 3.5 apart: nobody better comes
+
+
+def test_both_bots_at_the_edge_of_the_window_are_candidates() -> None:
+    # 17 and 23 are both exactly 3.0 from bot 1 (window 3.0): either may be chosen.
+    bots = [Waiter(1, 0.0, 20.0), Waiter(2, 0.0, 23.0), Waiter(3, 0.0, 17.0)]
+    chosen = set()
+    for seed in range(30):
+        (group,) = pair(bots, now=0.0, rng=random.Random(seed), params=TWO)
+        assert group.bot_ids[0] == 1 and group.reason == "rating"
+        chosen.add(group.bot_ids[1])
+    assert chosen == {2, 3}
+    # One candidate: at the same distance, the walk looks down the ratings first.
+    one = Params(group_size=2, candidates=1)
+    assert pair(bots, now=0.0, rng=random.Random(1), params=one) == [Group((1, 3), "rating")]
+
+
+def test_no_chance_when_there_is_no_choice() -> None:
+    # Exactly two good opponents for two seats: the same group whatever the seed, closest first.
+    bots = waiters(20, 22, 21)
+    for seed in range(20):
+        result = pair(bots, now=0.0, rng=random.Random(seed), params=THREE)
+        assert result == [Group((1, 3, 2), "rating")]
+
+
+def test_the_anchor_walks_down_to_the_lowest_rating() -> None:
+    # Bot 1 (the highest) just played 2 (between): it meets 3, the lowest, nobody else waiting.
+    bots = waiters(30, 20, 10)
+    last = {1: frozenset({2}), 2: frozenset({1})}
+    result = pair(bots, now=0.0, rng=random.Random(1), params=TWO, last_opponents=last)
+    assert result == [Group((1, 3), "no_better")]
+
+
+def test_a_group_formed_leaves_the_others_to_meet_again() -> None:
+    # 1 and 2 meet; then 3 and 4, who just played each other, have nobody else: a rematch.
+    bots = waiters(20, 20.5, 40, 40.5)
+    last = {3: frozenset({4}), 4: frozenset({3})}
+    result = pair(bots, now=0.0, rng=random.Random(1), params=TWO, last_opponents=last)
+    assert result == [Group((1, 2), "rating"), Group((3, 4), "rematch")]
+
+
+def test_a_skipped_anchor_s_wider_window_counts_for_later_anchors() -> None:
+    # Three seats. Bot 1 (mu 20) has waited 5 s (window 8), 2 (mu 26) and 3 (mu 29) just came
+    # (window 3); each has a reason to wait (a bot near it is playing). Bot 1 finds only bot 2
+    # (3 is 9 away) and stays. Bot 2 then looks as far as 8: 3 (3 away, its own window) and 1
+    # (6 away, within 1's window) are good opponents.
+    params = Params(group_size=3, window=3.0, widen_per_s=1.0, max_wait_s=60.0)
+    bots = [Waiter(1, 0.0, 20.0), Waiter(2, 5.0, 26.0), Waiter(3, 5.0, 29.0)]
+    playing = [Player(10, 15.0), Player(11, 24.0), Player(12, 31.0)]
+    result = pair(bots, now=5.0, rng=random.Random(1), params=params, playing=playing)
+    assert result == [Group((2, 3, 1), "rating")]
+    # 3 at 31 instead: 5 from bot 2, within the wider window but within neither one's own.
+    bots[2] = Waiter(3, 5.0, 31.0)
+    assert pair(bots, now=5.0, rng=random.Random(1), params=params, playing=playing) == []
+
+
+def test_a_later_anchor_looks_past_its_window_for_a_skipped_overdue_bot() -> None:
+    # Three seats. Bot 1 (mu 0) is overdue but stays: 3 and 4 just played with it (and each has
+    # another bot to meet), so only 2 is left for it. Bot 2 (mu 50, with a reason to wait) has
+    # one good opponent (3); past its window, it walks on to the overdue bot 1 (not to 4, which
+    # has a reason to wait, too).
+    params = Params(group_size=3, window=3.0, widen_per_s=0.0, max_wait_s=10.0)
+    bots = [Waiter(1, 0.0, 0.0), Waiter(2, 9.9, 50.0), Waiter(3, 9.9, 51.0), Waiter(4, 9.9, 80.0)]
+    last = {1: frozenset({3, 4})}
+    playing = [Player(10, 50.5), Player(11, 80.5)]
+    result = pair(
+        bots, now=10.0, rng=random.Random(1), params=params, playing=playing, last_opponents=last
+    )
+    assert result == [Group((2, 3, 1), "overdue")]
+
+
+def test_no_rematch_while_another_waiting_bot_could_take_a_seat() -> None:
+    # 1 and 2 just played; 2 has nobody else (3 named it too), but 1 has 3, who waits for a
+    # better opponent (10 is playing near it): 1 does not meet 2 again, it waits. Bot 10 played
+    # 1 and 2 as well, so it is no reason for them to wait (rule 4's "coming back").
+    bots = waiters(25, 25.5, 30)
+    last = {1: frozenset({2}), 2: frozenset({3}), 3: frozenset({2}), 10: frozenset({1, 2})}
+    playing = [Player(10, 30.5)]
+    result = pair(
+        bots, now=0.0, rng=random.Random(1), params=TWO, playing=playing, last_opponents=last
+    )
+    assert result == []
+
+
+def test_a_player_that_just_played_both_is_no_reason_to_avoid_a_rematch() -> None:
+    # 1 and 2 just played each other; 3, coming back, just played both (either way round).
+    bots = waiters(25, 26)
+    playing = [Player(3, 40.0)]
+    for last in (
+        {1: frozenset({2}), 2: frozenset({1}), 3: frozenset({1, 2})},
+        {1: frozenset({2, 3}), 2: frozenset({1, 3})},
+    ):
+        result = pair(
+            bots, now=0.0, rng=random.Random(1), params=TWO, playing=playing, last_opponents=last
+        )
+        assert result == [Group((1, 2), "rematch")], last
+
+
+def test_a_latest_opponent_either_way_is_no_reason_to_wait() -> None:
+    # Bot 10, playing near bot 1, met it last: either one naming the other is enough.
+    bots = waiters(10, 40)
+    playing = [Player(10, 11)]
+    for last in ({1: frozenset({10})}, {10: frozenset({1})}):
+        result = pair(
+            bots, now=0.0, rng=random.Random(1), params=TWO, playing=playing, last_opponents=last
+        )
+        assert result == [Group((1, 2), "no_better")], last
+
+
+def test_the_closest_rematch_is_the_one_played_again() -> None:
+    # Bot 1 played 2 and 3 (a bot may name several); each of them has nobody else either.
+    bots = waiters(25, 26, 20)
+    last = {1: frozenset({2, 3}), 2: frozenset({3})}
+    result = pair(bots, now=0.0, rng=random.Random(1), params=TWO, last_opponents=last)
+    assert result == [Group((1, 2), "rematch")]  # 26 is 1 away, 20 is 5 away
+
+
+def test_a_rematch_fills_only_the_missing_seat() -> None:
+    # 1, 2, 3 just played together; 4 is new: 1 meets 4 and one of its last table, the closest
+    # (ids break the tie), not both.
+    bots = waiters(25, 25, 25, 25)
+    table = frozenset({1, 2, 3})
+    last = {b: table - {b} for b in (1, 2, 3)}
+    result = pair(bots, now=0.0, rng=random.Random(1), params=THREE, last_opponents=last)
+    assert result == [Group((1, 4, 2), "rematch")]
+
+
+def test_a_bot_named_among_its_own_latest_opponents_changes_nothing() -> None:
+    # The latest table may be given whole (the bot with its opponents): the same decisions.
+    house = [HouseSeat(1000, 25.0, 1)]
+    differs = 0
+    for case in range(300):
+        rng = random.Random(case)
+        bots, playing, last, size = random_lobby(rng)
+        params = Params(group_size=size, house_wait_s=5.0)
+        now = rng.uniform(0, 30)
+        whole = {b: opponents | {b} for b, opponents in last.items()}
+        for b in bots:
+            whole.setdefault(b.bot_id, frozenset({b.bot_id}))
+        results = [
+            pair(bots, now=now, rng=random.Random(case), params=params, playing=playing,
+                 last_opponents=given, house=house)
+            for given in (last, whole)
+        ]  # fmt: skip
+        assert results[0] == results[1], case
+        differs += results[0] != pair(
+            bots, now=now, rng=random.Random(case), params=params, playing=playing, house=house
+        )
+    assert differs > 20  # the latest opponents did matter in many of these lobbies
+
+
+def test_first_come_forms_only_whole_groups() -> None:
+    bots = [Waiter(i, i / 10, 25.0) for i in range(1, 6)]
+    assert groups_of(first_come(bots[:3], 2)) == [(1, 2)]
+    assert groups_of(first_come(bots, 3)) == [(1, 2, 3)]
+    assert groups_of(first_come(bots, 2)) == [(1, 2), (3, 4)]
+
+
+# --- the work of a decision -----------------------------------------------------------------
+
+
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many bots each anchor's walk outwards visits, in order (the module's "Cost")."""
+    counts: list[int] = []
+    outwards = pairing._Pairing._outwards
+
+    def counting(self: pairing._Pairing, a: int) -> Iterator[tuple[float, int]]:
+        counts.append(0)
+        for step in outwards(self, a):
+            counts[-1] += 1
+            yield step
+
+    monkeypatch.setattr(pairing._Pairing, "_outwards", counting)
+    return counts
+
+
+def test_an_anchor_stops_at_its_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    # All six within the window of bot 1: its walk stops at the three closest (candidates).
+    counts = walks(monkeypatch)
+    result = pair(waiters(20, 20.5, 21, 21.5, 22, 22.5), now=0.0, rng=random.Random(1), params=TWO)
+    assert result[0].bot_ids[0] == 1 and result[0].bot_ids[1] in (2, 3, 4)
+    assert counts[0] == 3
+
+
+def test_an_anchor_stops_past_its_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ten apart, each with a reason to wait: each walk ends at the first bot past the window.
+    counts = walks(monkeypatch)
+    bots = waiters(0, 10, 20, 30, 40)
+    playing = [Player(100 + i, mu + 1) for i, mu in enumerate((0, 10, 20, 30, 40))]
+    assert pair(bots, now=0.0, rng=random.Random(1), params=TWO, playing=playing) == []
+    assert counts == [1, 1, 1, 1, 1]
+    # Nobody has a reason to wait: each walk ends at the first bot past the window, who fills
+    # the seat.
+    counts.clear()
+    result = pair(waiters(0, 10, 20, 30), now=0.0, rng=random.Random(1), params=TWO)
+    assert result == [Group((1, 2), "no_better"), Group((3, 4), "no_better")]
+    assert counts == [1, 1]
