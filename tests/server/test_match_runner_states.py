@@ -51,15 +51,27 @@ class FirstMoveBot:
         return [m for m in self.got if m["type"] == "turn"]
 
 
+#: The time control of these matches unless a test says otherwise.
+DEFAULT_TC = TimeControl(move_ms=5000, bank_ms=1000)
+
+
 async def _runner(
-    database: Database, match_id: str, game_name: str, move_limit: int | None = None
-) -> tuple[MatchRunner, list[FirstMoveBot]]:
+    database: Database,
+    match_id: str,
+    game_name: str,
+    *,
+    bot_type: type[FirstMoveBot] = FirstMoveBot,
+    time_control: TimeControl = DEFAULT_TC,
+    **options: Any,
+) -> tuple[MatchRunner, list[Any]]:
+    """A match between new bots of ``bot_type`` (one per seat), not started; ``options`` go to
+    MatchRunner (move_limit, on_finish)."""
     game = games.get(game_name)
     bots = []
     async with database.session() as session:
         for seat in range(game.num_players):
             bot, _ = await bot_repo.create_bot(session, f"{match_id}_{seat}")
-            bots.append(FirstMoveBot(bot.id, bot.name))
+            bots.append(bot_type(bot.id, bot.name))
     registry = ConnectionRegistry()
     for bot in bots:
         registry.register(bot)
@@ -67,12 +79,12 @@ async def _runner(
         match_id=match_id,
         game=game,
         seats=[SeatBot(b.bot_id, b.bot_name) for b in bots],
-        time_control=TimeControl(move_ms=5000, bank_ms=1000),
+        time_control=time_control,
         policy=Policy.forfeit,
         database=database,
         connections=registry,
         max_latency_grace_ms=200,
-        move_limit=move_limit,
+        **options,
     )
     for bot in bots:
         bot.runner = runner
@@ -156,24 +168,12 @@ class HeldBot(FirstMoveBot):
 async def _held_match(
     database: Database, match_id: str, **options: Any
 ) -> tuple[MatchRunner, list[HeldBot], asyncio.Task[None]]:
-    game = games.get("tic_tac_toe")
-    bots = []
-    async with database.session() as session:
-        for seat in range(2):
-            bot, _ = await bot_repo.create_bot(session, f"{match_id}_{seat}")
-            bots.append(HeldBot(bot.id, bot.name))
-    registry = ConnectionRegistry()
-    for bot in bots:
-        registry.register(bot)
-    runner = MatchRunner(
-        match_id=match_id,
-        game=game,
-        seats=[SeatBot(b.bot_id, b.bot_name) for b in bots],
+    runner, bots = await _runner(
+        database,
+        match_id,
+        "tic_tac_toe",
+        bot_type=HeldBot,
         time_control=TimeControl(move_ms=30_000, bank_ms=0),
-        policy=Policy.forfeit,
-        database=database,
-        connections=registry,
-        max_latency_grace_ms=200,
         **options,
     )
     task = asyncio.create_task(runner.run())
