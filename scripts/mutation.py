@@ -112,6 +112,7 @@ MODULES: dict[str, list[str]] = {
         "tests/server/test_tournament_logic.py",
     ],
     "server/tournaments/director.py": [
+        "tests/server/test_director_steps.py",
         "tests/server/test_tournaments.py",
         "tests/server/test_tournament_crash.py",
     ],

@@ -101,6 +101,13 @@ class Board:
         if self._freed is not None:
             self._freed.update(bot_ids)
 
+    def not_looked_at(self, games: Iterable[BoardGame]) -> None:
+        """Candidates passed over because the concurrency was reached: the next game to end
+        frees a place, and they are looked at again then (whoever's bots it frees)."""
+        if self._freed is not None:
+            for game in games:
+                self._freed.update(game.bot_ids)
+
     def decided_without_playing(self, game: BoardGame, status: str) -> None:
         """A pending game decided without a match (``no_show``)."""
         self._remove_pending(game)

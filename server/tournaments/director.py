@@ -46,9 +46,12 @@ POLL_S = 0.25
 class Directors:
     """Every running tournament's director (``app.state.tournaments``)."""
 
-    def __init__(self, referee: Referee, database: Database) -> None:
+    def __init__(self, referee: Referee, database: Database, *, poll_s: float = POLL_S) -> None:
         self.referee = referee
         self.database = database
+        #: How long a director waits when nothing wakes it (tests make it long, so that what
+        #: they check is done on the event that should cause it, not on a later look).
+        self.poll_s = poll_s
         self._directors: dict[int, asyncio.Task[None]] = {}
         self._wake: dict[int, asyncio.Event] = {}
         # game id -> the task waiting for its match to end (they outlive a pause).
@@ -169,7 +172,9 @@ class Directors:
                     settings, board, names, mine, waiting_since, everything
                 )
                 now = time.monotonic()
-                timeout = POLL_S if next_deadline is None else min(POLL_S, next_deadline - now)
+                timeout = (
+                    self.poll_s if next_deadline is None else min(self.poll_s, next_deadline - now)
+                )
                 try:
                     await asyncio.wait_for(wake.wait(), timeout=max(0.0, timeout))
                     everything = False  # a game ended: its bots' games are what changed
@@ -205,8 +210,9 @@ class Directors:
         now = time.monotonic()
         next_deadline: float | None = None
         starting: list[BoardGame] = []
-        for game in candidates:
+        for index, game in enumerate(candidates):
             if free <= 0:
+                board.not_looked_at(candidates[index:])
                 break
             if busy.intersection(game.bot_ids):
                 continue
@@ -436,6 +442,8 @@ class Directors:
             absent=absent,
         )
         board.decided_without_playing(game, "no_show")
+        # That may have been the round's (or the tournament's) last game: look again now.
+        self.wake(tournament_id)
         log.info(
             "tournament %s, round %d: %s did not come (no_show)",
             self._names.get(tournament_id, tournament_id),

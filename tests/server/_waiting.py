@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from conftest import LiveServer
@@ -21,6 +21,19 @@ async def until(condition: Callable[[], Any], timeout: float = 10.0, what: str =
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what or condition}")
         await asyncio.sleep(0.01)
+
+
+async def until_read(check: Callable[[], Awaitable[Any]], timeout: float, what: str) -> Any:
+    """Wait until ``await check()`` is truthy (a read of the database or the API, every
+    20 ms); its value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await check()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.02)
 
 
 async def ticks(srv: LiveServer, n: int = 3) -> None:

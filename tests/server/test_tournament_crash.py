@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 from _server_process import ADMIN_TOKEN, start_server_process
+from _waiting import until_read
 
 from ply_arena.protocol.client import BotClient
 from ply_arena.server.tournaments.schedule import round_robin
@@ -36,16 +37,6 @@ async def _doc(url: str) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     doc: dict[str, Any] = response.json()
     return doc
-
-
-async def _until(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
 
 
 async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeating_a_game(
@@ -78,7 +69,7 @@ async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeatin
     ]  # fmt: skip
     tasks = [asyncio.create_task(c.run()) for c in clients]
     try:
-        await _until(
+        await until_read(
             lambda: asyncio.sleep(0, all(c.bot_name for c in clients)), 30, "bots logged in"
         )
         assert _api(server.url, "POST", "/api/tournaments/crashproof/start").status_code == 200
@@ -88,7 +79,7 @@ async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeatin
             games = [g for r in doc["schedule"] for g in r["games"]]
             return doc["games"]["decided"] >= 6 and any(g["status"] == "playing" for g in games)
 
-        await _until(some_decided_some_playing, 60, "a tournament under way")
+        await until_read(some_decided_some_playing, 60, "a tournament under way")
         server.proc.kill()  # kill -9: no shutdown, no aborted matches written
         server.proc.wait(timeout=10)
         server.stop()
@@ -100,7 +91,7 @@ async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeatin
         async def finished() -> bool:
             return (await _doc(server.url))["status"] == "finished"
 
-        await _until(finished, 120, "the resumed tournament to finish")
+        await until_read(finished, 120, "the resumed tournament to finish")
         doc = await _doc(server.url)
     finally:
         for c in clients:
@@ -175,14 +166,14 @@ async def test_a_paused_tournament_shows_what_a_restart_cut_off(tmp_path: Path) 
     ]  # fmt: skip
     tasks = [asyncio.create_task(c.run()) for c in clients]
     try:
-        await _until(lambda: asyncio.sleep(0, all(c.bot_name for c in clients)), 30, "logins")
+        await until_read(lambda: asyncio.sleep(0, all(c.bot_name for c in clients)), 30, "logins")
         assert _api(server.url, "POST", "/api/tournaments/crashproof/start").status_code == 200
 
         async def one_playing() -> bool:
             games = [g for r in (await _doc(server.url))["schedule"] for g in r["games"]]
             return any(g["status"] == "playing" for g in games)
 
-        await _until(one_playing, 30, "a game under way")
+        await until_read(one_playing, 30, "a game under way")
         assert _api(server.url, "POST", "/api/tournaments/crashproof/pause").status_code == 200
         await asyncio.to_thread(server.stop)  # SIGTERM: the match under way ends aborted
         server = start_server_process(db, port=port)
@@ -235,9 +226,10 @@ async def test_a_restart_settles_each_cut_off_game_from_what_was_stored(
 
     async with database.session() as session:
         tournament = await repo.tournament_by_name(session, "settled")
+        assert tournament is not None
         first, second = await repo.games_of(session, tournament)
     assert (first.status, first.match_id, first.replays) == ("finished", finished.match_id, 0)
     assert first.termination == finished.termination == "normal"
-    assert list(first.payoffs) == finished.payoffs
+    assert list(first.payoffs or []) == finished.payoffs
     assert (second.status, second.match_id, second.replays) == ("pending", None, 1)
     await director.stop()
