@@ -10,16 +10,15 @@ test_tournament_crash.py."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
+from _in_process import Bot
 from _waiting import until_read
 
-from ply_arena.protocol.messages import MakeMove
 from ply_arena.server.db.database import Database
 from ply_arena.server.db.models import TournamentGame
 from ply_arena.server.referee import Referee
@@ -34,52 +33,6 @@ from ply_arena.server.tournaments.director import Directors
 NEVER_S = 600.0
 #: How long a test waits for something that should happen within a few steps of the loop.
 SOON_S = 20.0
-
-
-class Bot:
-    """A bot connection in the test's loop: plays the first legal move of each turn, or keeps
-    its turns while ``holding`` until ``release``."""
-
-    def __init__(self, referee: Referee, bot_id: int, name: str) -> None:
-        self.referee, self.bot_id, self.bot_name, self.client = referee, bot_id, name, "tests"
-        self.holding = False
-        self.held: list[dict[str, Any]] = []
-        self.closed = False
-        #: ("match_start" | "match_end", match id), in the order received.
-        self.seen: list[tuple[str, str]] = []
-        #: Called with each match_end (before the match's task is over).
-        self.on_match_end: Callable[[dict[str, Any]], None] | None = None
-
-    def send(self, message: Any) -> None:
-        self.send_json(message.model_dump_json())
-
-    def send_json(self, text: str) -> None:
-        message = json.loads(text)
-        if message["type"] in ("match_start", "match_end"):
-            self.seen.append((message["type"], message["match_id"]))
-        if message["type"] == "turn":
-            if self.holding:
-                self.held.append(message)
-            else:
-                self._answer(message)
-        elif message["type"] == "match_end" and self.on_match_end is not None:
-            self.on_match_end(message)
-
-    def _answer(self, turn: dict[str, Any]) -> None:
-        move = MakeMove(match_id=turn["match_id"], ply=turn["ply"], move=turn["legal_moves"][0])
-        asyncio.get_running_loop().call_soon(self.referee.move, self, move, time.monotonic())
-
-    def release(self) -> None:
-        self.holding = False
-        held, self.held = self.held, []
-        for turn in held:
-            self._answer(turn)
-
-    def rtt_ms(self) -> float | None:
-        return 1.0
-
-    def close_with(self, error: Any) -> None:
-        self.closed = True
 
 
 class Arena:
