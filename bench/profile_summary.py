@@ -9,6 +9,11 @@ so a function's lines add up.
 
     python -m bench.profile_summary prof.txt --top 40
     python -m bench.profile_summary prof.txt --match ply_arena   # only our functions
+    python -m bench.profile_summary prof.txt --thread MainThread  # the event loop's thread
+
+A thread blocked in C shows as its last Python frame: the event loop waiting in uvloop as
+``run (asyncio/runners.py)``, an aiosqlite connection thread waiting for work as
+``_connection_worker_thread``; both count as idle.
 """
 
 from __future__ import annotations
@@ -22,7 +27,14 @@ from pathlib import Path
 #: A frame as py-spy writes it: ``name (path:line)``; the line is dropped.
 _FRAME = re.compile(r"^(?P<name>.*?) \((?P<path>[^()]*?)(?::\d+)?\)$")
 #: Frames of the event loop waiting for I/O: time the process is idle, not cost.
-_IDLE = ("select (selectors.py)", "poll (selectors.py)", "run_once (uvloop", "uv_run")
+_IDLE = (
+    "select (selectors.py)",
+    "poll (selectors.py)",
+    "run_once (uvloop",
+    "uv_run",
+    "run (asyncio/runners.py)",
+    "_connection_worker_thread (aiosqlite/core.py)",
+)
 
 
 def frame_name(frame: str) -> str:
@@ -40,14 +52,19 @@ def frame_name(frame: str) -> str:
 
 def read(path: Path) -> list[tuple[list[str], int]]:
     stacks = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    # (py-spy writes what it reads of a string as bytes: a frame may not be UTF-8)
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         stack, _, count = line.rpartition(" ")
         if stack and count.isdigit():
             stacks.append((stack.split(";"), int(count)))
     return stacks
 
 
-def summarise(stacks: list[tuple[list[str], int]], top: int, match: str | None) -> str:
+def summarise(
+    stacks: list[tuple[list[str], int]], top: int, match: str | None, thread: str | None = None
+) -> str:
+    if thread is not None:
+        stacks = [(f, n) for f, n in stacks if f and f[0].startswith("thread ") and thread in f[0]]
     total = sum(n for _, n in stacks)
     inclusive: Counter[str] = Counter()
     own: Counter[str] = Counter()
@@ -89,8 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file", type=Path)
     parser.add_argument("--top", type=int, default=50, help="functions listed")
     parser.add_argument("--match", help="only functions whose name or file contains this")
+    parser.add_argument("--thread", help="only the threads whose name contains this")
     args = parser.parse_args(argv)
-    print(summarise(read(args.file), args.top, args.match))
+    print(summarise(read(args.file), args.top, args.match, args.thread))
     return 0
 
 

@@ -69,6 +69,9 @@ class BotStats:
     received: list[tuple[str, int, float]] = field(default_factory=list)
     #: (start, end) of every match, recorded by its seat 0.
     spans: list[tuple[float, float]] = field(default_factory=list)
+    #: (join sent, its match_start received) of every lobby wait: the time a bot spends
+    #: between matches (pairing, and the match's row being stored before it is announced).
+    waits: list[tuple[float, float]] = field(default_factory=list)
     moves: int = 0
     ended: int = 0
     errors: Counter[str] = field(default_factory=Counter)
@@ -88,6 +91,7 @@ async def _bot(
     seat0: set[str] = set()
     queued = False
     stopping = False
+    joined_at = 0.0
 
     async def leave_when_idle(ws: Any) -> None:
         # A bot still waiting in the queue at the end would wait forever: take it out.
@@ -127,6 +131,8 @@ async def _bot(
                 )
                 stats.moves += 1
             elif kind == "match_start":
+                if queued:
+                    stats.waits.append((joined_at, now))
                 queued = False
                 linger = None
                 started[msg["match_id"]] = now
@@ -152,6 +158,7 @@ async def _bot(
                 if time.monotonic() < stop_at:
                     if not queued and not started:
                         queued = True
+                        joined_at = time.monotonic()
                         await ws.send(json.dumps({"type": "join", "game": game}))
                 elif not started:
                     if queued and not stopping:
@@ -223,6 +230,7 @@ def run_bots(
         merged.sent += part.sent
         merged.received += part.received
         merged.spans += part.spans
+        merged.waits += part.waits
         merged.moves += part.moves
         merged.ended += part.ended
         merged.errors += part.errors
@@ -575,6 +583,7 @@ def measure(
         profiler.join()
     stop_sampling = True
     lo, hi = first, last
+    stats.window = (lo, hi)  # the measured window, without the warm-up
     received = {(m, p): t for m, p, t in stats.received}
     latencies = sorted(
         (received[(m, p + 1)] - t) * 1000
@@ -714,6 +723,9 @@ def report(
         f"over the relay: p50 +{arena.p50_ms - relay.p50_ms:.2f} ms, "
         f"p99 +{arena.p99_ms - relay.p99_ms:.2f} ms",
         f"mean concurrent arena matches in the window: {arena.mean_concurrency:.1f}",
+        f"between matches (join sent -> match_start), p50 / p90: arena "
+        f"{_waits(arena, 0.5):.1f} / {_waits(arena, 0.9):.1f} ms, relay "
+        f"{_waits(relay, 0.5):.1f} / {_waits(relay, 0.9):.1f} ms",
         f"moves sent by bots: {arena.stats.moves}; stored: {stored[0]} "
         f"({'all persisted' if stored[0] == arena.stats.moves else 'MISMATCH'}); "
         f"matches ended: {arena.stats.ended // 2}, stored by status: {stored[1]}",
@@ -721,6 +733,13 @@ def report(
     errors = {k: v for k, v in (arena.stats.errors + relay.stats.errors).items() if v}
     lines.append(f"errors/abnormal endings: {errors or 'none'}")
     return "\n".join(lines)
+
+
+def _waits(phase: PhaseResult, q: float) -> float:
+    """The ``q`` quantile of a phase's waits between matches that began in its window (ms)."""
+    lo, hi = phase.stats.window
+    waits = sorted((end - begin) * 1000 for begin, end in phase.stats.waits if lo <= begin < hi)
+    return waits[min(len(waits) - 1, int(q * len(waits)))] if waits else 0.0
 
 
 def house_report(phases: list[PhaseResult], args: Any) -> str:

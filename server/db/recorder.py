@@ -35,9 +35,11 @@ Write = Callable[..., Awaitable[Any]]
 BulkWrite = Callable[[AsyncSession, list[dict[str, Any]]], Awaitable[None]]
 #: fn -> (phase, bulk)
 _BULK: dict[Write, tuple[int, BulkWrite]] = {}
+#: Writes committed ahead of the others queued with them (see register_bulk's ``ahead``).
+_AHEAD: set[Write] = set()
 
 
-def register_bulk(fn: Write, bulk: BulkWrite, *, phase: int = 0) -> None:
+def register_bulk(fn: Write, bulk: BulkWrite, *, phase: int = 0, ahead: bool = False) -> None:
     """Let the recorder run queued ``fn`` writes as one ``bulk`` call (executemany).
 
     Consecutive queued writes of bulk-registered functions (a run not interrupted by any other
@@ -45,8 +47,19 @@ def register_bulk(fn: Write, bulk: BulkWrite, *, phase: int = 0) -> None:
     So a write may overtake an earlier-submitted one of a higher phase: register phases only
     where that cannot matter (e.g. create a match = 0, its moves = 1, its result = 2, which is
     also the order in which any one match submits them). Bulk writes return None.
+
+    ``ahead``: queued ``fn`` writes are committed in a transaction of their own, before the
+    other writes queued with them (in their own order among themselves). For the writes that
+    someone waits for before anything can happen (a new match's row: its bots hear of it only
+    once it is stored), which depend on nothing queued before them. At saturation a batch of
+    moves and results takes 50-150 ms, and a new match waited for the one under way and then
+    for the whole next one; now it waits for the one under way and a short one.
     """
     _BULK[fn] = (phase, bulk)
+    if ahead:
+        _AHEAD.add(fn)
+    else:
+        _AHEAD.discard(fn)
 
 
 #: Upper bound on writes per transaction, to keep each commit short for readers and the CLI.
@@ -80,7 +93,8 @@ class Recorder:
     def submit(self, fn: Write, /, **kwargs: Any) -> asyncio.Future[Any]:
         """Queue ``await fn(session, **kwargs)``; the future resolves to its result after commit.
 
-        Writes run in submission order. The caller need not await the future (a failure is then
+        Writes run in submission order (but for those registered to go ``ahead``, see
+        register_bulk). The caller need not await the future (a failure is then
         logged), but must await it before relying on the write being stored.
         """
         if self._closed:
@@ -125,6 +139,10 @@ class Recorder:
                     stopping = True
                     break
                 batch.append(item)
+            urgent = [item for item in batch if item.fn in _AHEAD]
+            if urgent and len(urgent) < len(batch):
+                await self._commit(urgent)
+                batch = [item for item in batch if item.fn not in _AHEAD]
             await self._commit(batch)
 
     async def _commit(self, batch: list[_Item]) -> None:

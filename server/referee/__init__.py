@@ -10,7 +10,8 @@ Pairing rules (documented for bot authors in docs/protocol.md):
 - Lobby: one queue per (game, time control, policy). Who meets whom is decided by
   ``ply_arena.server.referee.pairing.pair`` (a pure function: by rating, with a window that widens
   with the wait, no immediate rematch while others wait, a lone bot completed by house bots after
-  ``house_wait_s``), called on every join and every ``pairing_tick_s`` for the bots still
+  ``house_wait_s``), called once after the joins of each turn of the event loop (joins that
+  arrive together are decided together) and every ``pairing_tick_s`` for the bots still
   waiting. Challenges: the match starts when every named opponent has accepted.
 - Seats alternate per set of bots: the k-th match between the same bots in the same game (lobby
   or challenge alike) seats them in bot-id order rotated by k. For two bots: first match the
@@ -134,6 +135,8 @@ class Referee:
         self._house_ids: set[int] = set()
         self.house_max_matches = settings.house_max_matches
         self._ticker: asyncio.Task[None] | None = None
+        # Queues with a decision due at the end of this turn of the loop (see _pair_soon).
+        self._pairing_due: set[QueueKey] = set()
         #: Who watches which match (``/ws/watch/{match_id}``; server/ws/watch.py).
         self.spectators = SpectatorHub(Limits.from_settings(settings))
 
@@ -308,8 +311,26 @@ class Referee:
             LobbyJoined(game=game.name, time_control=tc, policy=message.policy, waiting=waiting)
         )
         if new:
-            self.pair_queue(key)
+            self._pair_soon(key)
         return new
+
+    def _pair_soon(self, key: QueueKey) -> None:
+        """Decide for ``key`` once the joins that arrive with this one are in: at the end of
+        this turn of the event loop, one decision for all of them. Matches end in waves (their
+        results are committed together), and their bots join again together: a decision per
+        join walked the whole queue again for each of them, 100-200 times in a row, holding up
+        everything else on the loop (bench/server.py: 37% of the server's CPU at saturation)."""
+        if key in self._pairing_due:
+            return
+        self._pairing_due.add(key)
+        asyncio.get_running_loop().call_soon(self._pair_due, key)
+
+    def _pair_due(self, key: QueueKey) -> None:
+        self._pairing_due.discard(key)
+        try:
+            self.pair_queue(key)
+        except Exception:
+            log.exception("pairing the %s queue failed", key.game)
 
     def leave(self, conn: BotConnection, message: LeaveLobby) -> None:
         if message.game is not None:

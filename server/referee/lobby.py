@@ -1,10 +1,10 @@
 """Lobby queues: one per (game, time control, policy), and who waits in each since when.
 
 Pure bookkeeping, no I/O and no decisions: who meets whom is
-``ply_arena.server.referee.pairing.pair``, which the referee calls with a queue's waiting bots on
-every join and on its periodic tick. A bot is at most once in a queue (joining again is a no-op and
-keeps its place and its waiting time) but may wait in several queues and play several matches at
-once.
+``ply_arena.server.referee.pairing.pair``, which the referee calls with a queue's waiting bots
+after joins (once per turn of the event loop) and on its periodic tick. A bot is at most once in
+a queue (joining again is a no-op and keeps its place and its waiting time) but may wait in
+several queues and play several matches at once.
 """
 
 from __future__ import annotations

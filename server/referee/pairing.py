@@ -4,8 +4,9 @@
 times and ratings, the bots playing a match that came from this queue, each bot's latest
 opponents, the house bots that could fill a seat, the time, a random generator and the
 parameters) and returns the groups to start, in the order it formed them. No clock, no state, no
-I/O: the referee calls it on every join and on a periodic tick, and tests call it with made-up
-inputs. Given the same inputs and the same ``rng`` state it returns the same groups.
+I/O: the referee calls it after joins (once for those of one turn of its event loop) and on a
+periodic tick, and tests call it with made-up inputs. Given the same inputs and the same ``rng``
+state it returns the same groups.
 
 The rules, for each waiting bot in order of arrival (the longest waiting first), as anchor:
 

@@ -347,7 +347,7 @@ async def games_over(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> N
 # Through the database's single writer (server/tournaments/director.py): a game's start in the
 # same transaction as its match's row at the latest (phase 0, as creating the match); its end
 # after its match's result (phase 2).
-register_bulk(game_started, games_started, phase=0)
+register_bulk(game_started, games_started, phase=0, ahead=True)
 register_bulk(game_over, games_over, phase=2)
 
 

@@ -335,8 +335,8 @@ class Directors:
         for game in starting:
             match_id = new_match_id()
             # The game names its match before the match exists: the database's single writer
-            # commits this before the match's own row, or with it (writes go in the order
-            # submitted, this one in the same phase as creating a match), so a crash leaves no
+            # commits this before the match's own row, or with it (both go ahead of the other
+            # writes, in the order submitted: server/db/recorder.py), so a crash leaves no
             # match the tournament does not know of. Not awaited: the match's start waits for
             # its own row, and so for this.
             self._submit(

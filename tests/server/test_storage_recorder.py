@@ -202,3 +202,40 @@ async def test_a_cancelled_batch_commits_nothing_and_fails_its_writes(database: 
     await database.recorder.submit(matches.record_move, **_move("cut", 0))
     async with database.session() as session:
         assert (await session.execute(text("SELECT count(*) FROM moves"))).scalar() == 1
+
+
+async def test_a_new_match_is_committed_ahead_of_the_moves_queued_with_it(
+    database: Database,
+) -> None:
+    """A new match's row is what its bots wait for (match_start): queued behind moves and
+    results of other matches, it is committed first, in a transaction of its own, so a move
+    batch that fails does not take it down either."""
+    ids = await _two_bots(database)
+    await _new_match(database, "old", ids)
+    gate = asyncio.Event()
+
+    async def held(session: Any) -> None:
+        await gate.wait()
+
+    holding = database.recorder.submit(held)
+    done: list[str] = []
+    moves = [database.recorder.submit(matches.record_move, **_move("old", p)) for p in range(3)]
+    bad = database.recorder.submit(matches.record_move, **_move("missing-match", 0))
+    new = database.recorder.submit(
+        matches.create_match, match_id="new", game="tic_tac_toe", bot_ids=ids,
+        time_control={"move_ms": 1000, "bank_ms": 0}, policy="forfeit", seed=5,
+    )  # fmt: skip
+    for name, future in [("move", m) for m in moves] + [("bad", bad), ("new", new)]:
+        future.add_done_callback(lambda f, name=name: done.append(name))
+    gate.set()
+    await holding
+    await new
+    assert done == ["new"]  # committed while the moves queued before it were still waiting
+    await asyncio.gather(*moves)
+    with pytest.raises(IntegrityError):
+        await bad
+    async with database.session() as session:
+        record = await matches.get_match(session, "new")
+        old = await matches.get_match(session, "old")
+    assert record is not None and record["status"] == "running"
+    assert old is not None and [e["ply"] for e in old["moves"]] == [0, 1, 2]
