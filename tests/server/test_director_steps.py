@@ -76,7 +76,7 @@ class Arena:
             by_id = {b.id: b for b in await bot_repo.list_bots(session)}
             tournament = await repo.create_tournament(
                 session, name=name, game="tic_tac_toe", format=format, rounds=rounds,
-                move_ms=5000, bank_ms=5000, policy="forfeit", concurrency=concurrency,
+                move_ms=60_000, bank_ms=60_000, policy="forfeit", concurrency=concurrency,
                 rated=False, no_show_s=no_show_s, classroom=None,
                 entrants=[by_id[b.bot_id] for b in entrants],
             )  # fmt: skip
@@ -253,7 +253,8 @@ async def test_a_running_tournament_settles_the_games_a_restart_left_playing(
 ) -> None:
     """A restart finds a running tournament with three games left ``playing``: one whose match
     was stored finished takes that result; one whose match was stored aborted and one whose
-    match was cut off (no result) are played again, and the tournament then finishes."""
+    match was cut off (no result) are played again, and the tournament then finishes. A game
+    not started yet is simply played (it was not cut off: no replay counted)."""
     a, b = await arena.bots("rs_a", "rs_b")
     names = [a.bot_name, b.bot_name]
     tid = await arena.tournament("restarted", [a, b], status="created")
@@ -271,7 +272,8 @@ async def test_a_running_tournament_settles_the_games_a_restart_left_playing(
         await repo.add_round(session, tournament, 1, [ids])
         await repo.add_round(session, tournament, 2, [ids[::-1]])
         await repo.add_round(session, tournament, 3, [ids])
-        first, second, third = await repo.games_of(session, tournament)
+        await repo.add_round(session, tournament, 4, [ids[::-1]])
+        first, second, third, _ = await repo.games_of(session, tournament)
         await repo.game_started(session, first.id, done.match_id)
         await repo.game_started(session, second.id, aborted.match_id)
         await repo.game_started(session, third.id, cut.match_id)
@@ -280,7 +282,8 @@ async def test_a_running_tournament_settles_the_games_a_restart_left_playing(
     await arena.directors.start()
 
     await arena.finished(tid, "the resumed tournament to finish")
-    first, second, third = await arena.games(tid)
+    first, second, third, fourth = await arena.games(tid)
+    assert (fourth.status, fourth.replays) == ("finished", 0) and fourth.match_id is not None
     assert (first.status, first.match_id, first.replays) == ("finished", done.match_id, 0)
     assert first.termination == "normal" and list(first.payoffs or []) == done.payoffs
     for replayed, old in ((second, aborted), (third, cut)):
