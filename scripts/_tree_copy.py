@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 IGNORED = shutil.ignore_patterns(
     ".git", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", "*.egg-info",
     "stress-logs", "mutation-results", "*.db", "*.db-wal", "*.db-shm", "build", "node_modules",
-    ".coverage", ".coverage.*", "htmlcov",
+    ".coverage", ".coverage.*", "htmlcov", ".venv", "venv", "test-screenshots",
 )  # fmt: skip
 
 

@@ -21,8 +21,9 @@ every test file of the module. A mutant is
 
 Equivalent mutants (same behaviour, so no test can tell) are listed with the reason in
 scripts/mutation_equivalents.txt and left out of the score. The score of a module is
-killed / (mutants - equivalent). The results go to ``mutation-results/MODULE.json`` and a table
-is printed; docs/testing.md holds the latest scores and the goal (85% on each module).
+killed / (mutants - equivalent). The results go to ``mutation-results/`` (one JSON file per
+module, named by its path with dots: ``server.api.throttle.py.json``) and a table is printed;
+docs/testing.md holds the latest scores and the goal (85% on each module).
 
 The mutations (one at a time, at one place; the Python of each mutant is parsed before it runs):
 comparison flips (``<`` to ``<=``, ``==`` to ``!=``, ``in`` to ``not in``, ...), ``and``/``or``
@@ -77,6 +78,7 @@ MODULES: dict[str, list[str]] = {
     "server/referee/lobby.py": [
         "tests/server/test_lobby.py",
         "tests/server/test_lobby_pairing.py",
+        "tests/server/test_lobby_decisions.py",
         "tests/server/test_pairing.py",
     ],
     "server/referee/challenges.py": [
@@ -424,6 +426,25 @@ def load_equivalents() -> dict[str, str]:
     return found
 
 
+def stale_equivalents(module: str, mutants: list[Mutant], equivalents: dict[str, str]) -> list[str]:
+    """The listed equivalents of ``module`` that name no mutant of it: the code around them
+    moved (a key names a line and a column), so they would count as survivors again."""
+    keys = {m.key for m in mutants}
+    return [k for k in equivalents if k.startswith(f"{module}:") and k not in keys]
+
+
+def warn_stale(module: str, mutants: list[Mutant], equivalents: dict[str, str]) -> None:
+    stale = stale_equivalents(module, mutants, equivalents)
+    if stale:
+        print(
+            f"warning: {len(stale)} equivalent(s) listed for {module} in {EQUIVALENTS.name} "
+            "name no mutant of it now (the code moved: find each with --list and fix its key):",
+            *(f"  {key}" for key in stale),
+            sep="\n",
+            file=sys.stderr,
+        )
+
+
 # --- running -------------------------------------------------------------------------------
 
 CONTEXT_PLUGIN = textwrap.dedent('''
@@ -657,6 +678,7 @@ def run_modules(
             source = (ROOT / module).read_text()
             contexts = measured.contexts(module)
             mutants = find_mutants(module, source)
+            warn_stale(module, mutants, equivalents)
             report = Report(module, baseline_s=seconds)
             kept = previous_kills(module) if survivors else {}
             report.outcomes += [kept[m.key] for m in mutants if m.key in kept]
@@ -715,8 +737,11 @@ def main() -> int:
     args = parser.parse_args()
     names = args.modules or list(MODULES)
     if args.list:
+        equivalents = load_equivalents()
         for module in names:
-            for mutant in find_mutants(module, (ROOT / module).read_text()):
+            mutants = find_mutants(module, (ROOT / module).read_text())
+            warn_stale(module, mutants, equivalents)
+            for mutant in mutants:
                 print(mutant.key)
         return 0
     modules = {}

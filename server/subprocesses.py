@@ -39,7 +39,9 @@ def init_helper(server_pid: int | None = None) -> None:
     # SIGTERM (the server stopping its helpers) ends a helper at once, in the middle of a search
     # or waiting for one, whatever handler the fork server passed down (a measuring tool's, such
     # as coverage's, would run Python in the dying helper and print a traceback into the log).
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # It ends as an exit, not a kill: the process's own ending runs (multiprocessing's, and
+    # coverage's, which saves what the helper ran), and a SystemExit prints nothing.
+    signal.signal(signal.SIGTERM, _exit_now)
     if server_pid is not None:
         # A helper forked by the fork server is not the server's child, and a server killed
         # outright (kill -9, out of memory) shuts nothing down: without this, its helpers, and
@@ -55,6 +57,10 @@ def init_helper(server_pid: int | None = None) -> None:
     except (AttributeError, OSError):
         with contextlib.suppress(OSError):
             os.nice(NICENESS)
+
+
+def _exit_now(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
 
 
 def _exit_with(server_pid: int) -> None:

@@ -10,18 +10,26 @@ import pkgutil
 
 import pytest
 
-import ply_arena
+#: The top folders mapped into ``ply_arena`` (pyproject.toml's package-dir). Walked one by one:
+#: under the default editable install ``ply_arena.__path__`` holds only ply_arena_top/, and
+#: the subpackages are found by setuptools' import hook, which pkgutil cannot list.
+TOP_PACKAGES = ("games", "protocol", "reference_agents", "server")
 
 
 def modules_with_examples() -> list[str]:
     finder = doctest.DocTestFinder()
     found = []
-    for info in pkgutil.walk_packages(ply_arena.__path__, "ply_arena."):
-        if info.name.endswith("__main__"):
+    names = ["ply_arena"]
+    for top in TOP_PACKAGES:
+        package = importlib.import_module(f"ply_arena.{top}")
+        names.append(package.__name__)
+        names += [i.name for i in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")]
+    for name in names:
+        if name.endswith("__main__"):
             continue  # running it runs the command line
-        module = importlib.import_module(info.name)
+        module = importlib.import_module(name)
         if any(test.examples for test in finder.find(module)):
-            found.append(info.name)
+            found.append(name)
     return found
 
 

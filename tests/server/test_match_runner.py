@@ -177,7 +177,7 @@ async def test_dropped_bot_reconnects_and_finishes(live_server: LiveServer) -> N
     await second.send({"type": "move", "match_id": mid, "ply": 1, "move": reply})
     await first.expect("turn", match_id=mid, ply=2)
     await first.close()  # drops while on move; its clock keeps running
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.3)  # away a while (the time away is the scenario: nothing waits on it)
 
     back = await WsBot.connect(live_server.ws_url, token_first)
     assert back.welcome is not None and back.welcome["matches"] == [mid]
