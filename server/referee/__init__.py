@@ -319,7 +319,8 @@ class Referee:
         this turn of the event loop, one decision for all of them. Matches end in waves (their
         results are committed together), and their bots join again together: a decision per
         join walked the whole queue again for each of them, 100-200 times in a row, holding up
-        everything else on the loop (bench/server.py: 37% of the server's CPU at saturation)."""
+        everything else on the loop (at saturation, 37% of the event loop's busy time in a profile
+        of bench/server.py)."""
         if key in self._pairing_due:
             return
         self._pairing_due.add(key)
