@@ -595,14 +595,11 @@ def measure(
     busy = sum(max(0.0, min(e, hi) - max(s, lo)) for s, e in stats.spans)
     cpu = (cpu_marks["b"] - cpu_marks["a"]) / (cpu_marks["b_wall"] - cpu_marks["a_wall"]) * 100
 
-    def pct(q: float) -> float:
-        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else 0.0
-
     return PhaseResult(
         name=name,
         moves_per_s=relayed / window,
         p50_ms=statistics.median(latencies) if latencies else 0.0,
-        p99_ms=pct(0.99),
+        p99_ms=_quantile(latencies, 0.99),
         max_ms=latencies[-1] if latencies else 0.0,
         samples=len(latencies),
         mean_concurrency=busy / window,
@@ -735,11 +732,16 @@ def report(
     return "\n".join(lines)
 
 
+def _quantile(ordered: list[float], q: float) -> float:
+    """The ``q`` quantile of values sorted ascending (0.0 for none)."""
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
 def _waits(phase: PhaseResult, q: float) -> float:
     """The ``q`` quantile of a phase's waits between matches that began in its window (ms)."""
     lo, hi = phase.stats.window
     waits = sorted((end - begin) * 1000 for begin, end in phase.stats.waits if lo <= begin < hi)
-    return waits[min(len(waits) - 1, int(q * len(waits)))] if waits else 0.0
+    return _quantile(waits, q)
 
 
 def house_report(phases: list[PhaseResult], args: Any) -> str:

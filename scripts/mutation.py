@@ -426,15 +426,11 @@ def load_equivalents() -> dict[str, str]:
     return found
 
 
-def stale_equivalents(module: str, mutants: list[Mutant], equivalents: dict[str, str]) -> list[str]:
-    """The listed equivalents of ``module`` that name no mutant of it: the code around them
+def warn_stale(module: str, mutants: list[Mutant], equivalents: dict[str, str]) -> None:
+    """Name the listed equivalents of ``module`` that name no mutant of it: the code around them
     moved (a key names a line and a column), so they would count as survivors again."""
     keys = {m.key for m in mutants}
-    return [k for k in equivalents if k.startswith(f"{module}:") and k not in keys]
-
-
-def warn_stale(module: str, mutants: list[Mutant], equivalents: dict[str, str]) -> None:
-    stale = stale_equivalents(module, mutants, equivalents)
+    stale = [k for k in equivalents if k.startswith(f"{module}:") and k not in keys]
     if stale:
         print(
             f"warning: {len(stale)} equivalent(s) listed for {module} in {EQUIVALENTS.name} "

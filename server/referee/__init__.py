@@ -328,6 +328,10 @@ class Referee:
 
     def _pair_due(self, key: QueueKey) -> None:
         self._pairing_due.discard(key)
+        self._pair_logged(key)
+
+    def _pair_logged(self, key: QueueKey) -> None:
+        """pair_queue from a callback: a failure is logged, and the loop (and the tick) go on."""
         try:
             self.pair_queue(key)
         except Exception:
@@ -415,10 +419,7 @@ class Referee:
         while not self.closing:
             await asyncio.sleep(period)
             for key in self.lobby.queues():
-                try:
-                    self.pair_queue(key)
-                except Exception:
-                    log.exception("pairing the %s queue failed", key.game)
+                self._pair_logged(key)
             self.ticks += 1
 
     def _stop_ticker(self) -> None:

@@ -104,9 +104,7 @@ class Board:
     def not_looked_at(self, games: Iterable[BoardGame]) -> None:
         """Candidates passed over because the concurrency was reached: the next game to end
         frees a place, and they are looked at again then (whoever's bots it frees)."""
-        if self._freed is not None:
-            for game in games:
-                self._freed.update(game.bot_ids)
+        self.freed_elsewhere(bot for game in games for bot in game.bot_ids)
 
     def decided_without_playing(self, game: BoardGame, status: str) -> None:
         """A pending game decided without a match (``no_show``)."""

@@ -21,7 +21,6 @@ class Bot:
         self.referee, self.bot_id, self.bot_name, self.client = referee, bot_id, name, "tests"
         self.holding = False
         self.held: list[dict[str, Any]] = []
-        self.closed = False
         #: ("match_start" | "match_end", match id), in the order received.
         self.seen: list[tuple[str, str]] = []
         #: Called with each match_end (before the match's task is over).
@@ -56,4 +55,4 @@ class Bot:
         return 1.0
 
     def close_with(self, error: Any) -> None:
-        self.closed = True
+        """Nothing to close: the referee has already forgotten this connection."""

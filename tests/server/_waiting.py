@@ -13,19 +13,18 @@ from conftest import LiveServer
 
 async def until(condition: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
     """Wait until ``condition()`` is truthy (checked every 10 ms); its value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what or condition}")
-        await asyncio.sleep(0.01)
+
+    async def check() -> Any:
+        return condition()
+
+    return await until_read(check, timeout, what or str(condition), every=0.01)
 
 
-async def until_read(check: Callable[[], Awaitable[Any]], timeout: float, what: str) -> Any:
+async def until_read(
+    check: Callable[[], Awaitable[Any]], timeout: float, what: str, every: float = 0.02
+) -> Any:
     """Wait until ``await check()`` is truthy (a read of the database or the API, every
-    20 ms); its value."""
+    ``every`` seconds); its value."""
     deadline = time.monotonic() + timeout
     while True:
         value = await check()
@@ -33,7 +32,7 @@ async def until_read(check: Callable[[], Awaitable[Any]], timeout: float, what: 
             return value
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(every)
 
 
 async def ticks(srv: LiveServer, n: int = 3) -> None:

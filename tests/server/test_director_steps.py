@@ -44,9 +44,9 @@ class Arena:
         self.directors = Directors(self.referee, database, poll_s=NEVER_S)
         self._other_directors: list[Directors] = []
 
-    def more_directors(self, **options: Any) -> Directors:
+    def more_directors(self) -> Directors:
         """Another Directors over the same referee (what a restarted server's would find)."""
-        directors = Directors(self.referee, self.database, **{"poll_s": NEVER_S, **options})
+        directors = Directors(self.referee, self.database, poll_s=NEVER_S)
         self._other_directors.append(directors)
         return directors
 
