@@ -4,9 +4,11 @@ The lobby of a busy class: ``--bots`` registered bots (ratings drawn around the 
 starting mu), ``--waiting`` of them waiting in one queue (joined over the last 15 s), a third of
 the others playing matches from that queue (they are coming back), every bot's latest opponent
 known, three house bots with room. A decision is what the referee does on each join and each
-tick: read every waiting bot's rating from the rating book, then ``pairing.pair``. The peer,
-timed in the same run on the same waiting bots: the lobby's former rule, first come first
-paired (``pairing.first_come``), plus the same rating reads.
+tick: ``pairing.pair`` over the queue's waiting bots and the bots coming back, both as the
+referee keeps them between decisions (``pairing.Waiter`` per waiting bot with its rating, kept
+by server/referee/lobby.py; a ``pairing.Roster`` of the bots coming back, kept by
+server/referee/coming_back.py), built once here. The peer, timed in the same run on the same
+waiting bots: the lobby's former rule, first come first paired (``pairing.first_come``).
 
 Two lobbies: ``typical`` (ratings N(25, 8), joined over the last 15 s: most bots have good
 opponents at hand) and ``spread`` (ratings 6 apart, joined over the last 2 s, every waiting bot
@@ -32,6 +34,7 @@ from ply_arena.server.referee.pairing import (
     HouseSeat,
     Params,
     Player,
+    Roster,
     Waiter,
     first_come,
     pair,
@@ -70,29 +73,26 @@ class Lobby:
         joined = 15.0 if kind == "typical" else 2.0
         self.queue = [(b, now - rng.uniform(0.0, joined)) for b in queue]
         self.coming = coming
+        self.roster = Roster(Player(b, self.book.mu(b, GAME)) for b in coming)
+        self.waiters = [Waiter(b, joined, self.book.mu(b, GAME)) for b, joined in self.queue]
         self.last = {b: frozenset({rng.choice(ids)}) - {b} for b in ids}
         self.house = [HouseSeat(bots + i, 20.0 + 5 * i, 8) for i in range(3)]
         self.params = Params(group_size=2)
 
-    def waiters(self) -> list[Waiter]:
-        mu = self.book.mu
-        return [Waiter(b, joined, mu(b, GAME)) for b, joined in self.queue]
-
     def decide(self) -> list[Group]:
         """The referee's decision: ratings read, then pair()."""
-        mu = self.book.mu
         return pair(
-            self.waiters(),
+            self.waiters,
             now=self.now,
             rng=random.Random(7),
             params=self.params,
-            playing=[Player(b, mu(b, GAME)) for b in self.coming],
+            playing=self.roster,
             last_opponents=self.last,
             house=self.house,
         )
 
     def decide_first_come(self) -> list[Group]:
-        return first_come(self.waiters(), 2)
+        return first_come(self.waiters, 2)
 
 
 def _median_ms(fn: Callable[[], list[Group]], runs: int) -> tuple[float, list[Group]]:

@@ -148,7 +148,7 @@ class Recorder:
     async def _commit(self, batch: list[_Item]) -> None:
         results: list[Any] = [None] * len(batch)
         try:
-            async with self._database.session() as session:
+            async with self._database.write_session() as session:
                 i = 0
                 while i < len(batch):
                     item = batch[i]

@@ -8,7 +8,7 @@ and the rating service starts from it instead of reading each seat's rating agai
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from sqlalchemy import func, select
@@ -33,6 +33,16 @@ class RatingBook:
         #: then has none stored either.
         self.complete = False
         self._last_seq: int | None = None
+        self._watchers: list[Callable[[int, str, float], None]] = []
+
+    def watch(self, watcher: Callable[[int, str, float], None]) -> None:
+        """Call ``watcher(bot_id, game, mu)`` whenever a bot's rating changes (after ``set`` and
+        ``confirm``; ``load`` replaces the book and calls nobody: it comes before any match)."""
+        self._watchers.append(watcher)
+
+    def _changed(self, state: RatingState) -> None:
+        for watcher in self._watchers:
+            watcher(state.bot_id, state.game, state.mu)
 
     async def load(self, session: AsyncSession) -> None:
         """Every stored rating (replacing what the book held)."""
@@ -54,6 +64,7 @@ class RatingBook:
         state = self._states.get((bot_id, game)) or RatingState(bot_id, game, *rating)
         state.mu, state.sigma = rating
         self._states[(bot_id, game)] = state
+        self._changed(state)
 
     def states(self, keys: Iterable[tuple[int, str]]) -> dict[tuple[int, str], RatingState]:
         """Copies of the stored states of these keys that the book holds."""
@@ -63,6 +74,7 @@ class RatingBook:
         """These states are now stored (called once their transaction has committed)."""
         for state in states:
             self._states[(state.bot_id, state.game)] = replace(state)
+            self._changed(state)
 
     async def next_rated_seq(self, session: AsyncSession) -> int:
         """The place of the next rated result in the order of rating (``results.rated_seq``).

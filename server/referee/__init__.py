@@ -64,6 +64,7 @@ from ply_arena.server.db.database import Database
 from ply_arena.server.ratings import RatingBook, RatingModel
 from ply_arena.server.referee import pairing
 from ply_arena.server.referee.challenges import Challenges, Party, PendingChallenge
+from ply_arena.server.referee.coming_back import ComingBack
 from ply_arena.server.referee.connections import BotConnection, ConnectionRegistry, RefereeError
 from ply_arena.server.referee.lobby import Lobby, QueueKey, Waiting
 from ply_arena.server.referee.match_runner import MatchRunner, SeatBot
@@ -78,9 +79,6 @@ log = logging.getLogger(__name__)
 
 #: Lobby decisions kept in memory (``Referee.pairing_log``), newest last.
 PAIRING_LOG_SIZE = 1000
-#: For this long after its match from a queue ends, a bot counts as coming back to the queue
-#: (see ``pairing``'s rule 2): its join follows its match_end by a round trip.
-REJOIN_GRACE_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,12 +122,12 @@ class Referee:
         self._last_opponents: dict[str, dict[int, frozenset[int]]] = {}
         # Running matches per bot (house bots' capacity).
         self._playing: Counter[int] = Counter()
-        # Bots playing a match that came from a queue (they will likely join it again), and
-        # match id -> (its queue, those bots); bots whose match from a queue just ended, and
-        # when (they are on their way back).
-        self._queue_players: dict[QueueKey, Counter[int]] = {}
+        # Bots playing a match that came from a queue, or on their way back from one (they
+        # will likely join it again), by rating; match id -> (its queue, those bots).
+        self.coming_back = ComingBack(self.ratings.mu)
+        self.ratings.watch(self.coming_back.rerated)
+        self.ratings.watch(self.lobby.rerated)
         self._from_queue: dict[str, tuple[QueueKey, tuple[int, ...]]] = {}
-        self._returning: dict[QueueKey, dict[int, float]] = {}
         # House bots: game -> [(bot id, name)], and every house bot's id.
         self._house: dict[str, list[tuple[int, str]]] = {}
         self._house_ids: set[int] = set()
@@ -268,6 +266,7 @@ class Referee:
         # A replaced connection no longer speaks for the bot: leave the new one's state alone.
         if self.connections.unregister(conn):
             self._drop_waiting(conn.bot_id)
+            self.coming_back.disconnected(conn.bot_id)
 
     def _drop_waiting(self, bot_id: int) -> None:
         self.lobby.leave(bot_id)
@@ -306,11 +305,13 @@ class Referee:
         waiting = self.lobby.join(
             key,
             Waiting(conn.bot_id, conn.bot_name, time.monotonic(), conn.bot_id in self._house_ids),
+            self.ratings.mu(conn.bot_id, game.name),
         )
         conn.send(
             LobbyJoined(game=game.name, time_control=tc, policy=message.policy, waiting=waiting)
         )
         if new:
+            self.coming_back.joined(key, conn.bot_id)
             self._pair_soon(key)
         return new
 
@@ -345,7 +346,7 @@ class Referee:
 
     def pair_queue(self, key: QueueKey) -> list[MatchRunner]:
         """Ask ``pairing.pair`` about one queue and start the groups it forms."""
-        waiting = self.lobby.waiting(key)
+        waiting = self.lobby.waiters(key)
         if self.closing or not waiting:
             return []
         game = games.get(key.game)
@@ -354,22 +355,21 @@ class Referee:
             # The tick comes here for every queue twice a second; a class's bots each waiting
             # alone in a queue of their own cost 45 us of CPU per bot per second without this.
             return []
-        mu = self.ratings.mu
         name = game.name
-        in_queue = {w.bot_id for w in waiting}
         now = time.monotonic()
         groups = pairing.pair(
-            [pairing.Waiter(w.bot_id, w.joined_at, mu(w.bot_id, name), w.house) for w in waiting],
+            waiting,
             now=now,
             rng=self._rng,
             params=self._pairing_params(game.num_players),
-            playing=[pairing.Player(b, mu(b, name)) for b in self._coming_back(key, now, in_queue)],
+            playing=self.coming_back.roster(key, now),
             last_opponents=self._last_opponents.get(name, {}),
             house=self._house_seats(name),
         )
         if not groups:
             return []
-        names = {w.bot_id: w.name for w in waiting}
+        names = self.lobby.names(key)
+        in_queue = set(names)
         names.update((b, n) for b, n in self._house.get(name, ()))
         tc = key.time_control()
         runners = []
@@ -378,7 +378,7 @@ class Referee:
             queued = tuple(b for b in group.bot_ids if b in in_queue)
             runner = self.start_match(game, [(b, names[b]) for b in group.bot_ids], tc, key.policy)
             self._from_queue[runner.match_id] = (key, queued)
-            self._queue_players.setdefault(key, Counter()).update(queued)
+            self.coming_back.started(key, queued)
             left = tuple(w.bot_id for w in self.lobby.waiting(key))
             self.pairing_log.append(
                 PairingRecord(now, key, runner.match_id, group.bot_ids, group.reason, left)
@@ -387,22 +387,6 @@ class Referee:
                 log.debug("match %s paired: %s", runner.match_id, group.reason)
             runners.append(runner)
         return runners
-
-    def _coming_back(self, key: QueueKey, now: float, waiting: set[int]) -> list[int]:
-        """Bots likely to join the queue again soon: those playing a match that came from it,
-        and those whose match from it ended less than ``REJOIN_GRACE_S`` ago (a bot's join
-        comes a moment after its match_end; meanwhile it is neither playing nor waiting)."""
-        back = [b for b in self._queue_players.get(key, ()) if b not in waiting]
-        returning = self._returning.get(key)
-        if returning:
-            for b, ended in list(returning.items()):
-                if now - ended >= REJOIN_GRACE_S or b in waiting:
-                    del returning[b]
-                elif self.connections.get(b) is not None:
-                    back.append(b)
-            if not returning:
-                del self._returning[key]
-        return back
 
     def _pairing_params(self, group_size: int) -> pairing.Params:
         params = self._params.get(group_size)
@@ -608,16 +592,10 @@ class Referee:
         origin = self._from_queue.pop(runner.match_id, None)
         if origin is not None:
             key, queued = origin
-            players = self._queue_players.get(key)
-            if players is not None:
-                players.subtract(queued)
-                for b in queued:
-                    if players[b] <= 0:
-                        del players[b]
-                if not players:
-                    del self._queue_players[key]
-            ended = time.monotonic()
-            self._returning.setdefault(key, {}).update((b, ended) for b in queued)
+            self.coming_back.ended(key, queued, time.monotonic())
+            for b in queued:
+                if self.connections.get(b) is None:
+                    self.coming_back.disconnected(b)  # not on its way back
 
     def move(self, conn: BotConnection, message: MakeMove, received_at: float) -> None:
         runner = self._runner(message.match_id)

@@ -31,17 +31,21 @@ The rules, for each waiting bot in order of arrival (the longest waiting first),
    with room for another match, chosen at random (its latest opponents last), not by rating: they
    are the ladder's anchors, and every bot should meet the strong ones as well as the weak.
 
-Cost: one sort by rating, then for each anchor a walk outwards from its rating over the bots not
-yet paired (a linked list), so a decision over hundreds of waiting bots takes about a millisecond
-(``python -m bench.ladder pairing``).
+Cost: one sort of the waiting bots by rating, then for each anchor a walk outwards from its
+rating over the bots not yet paired (a linked list), and a bisection of the bots coming back
+(``playing``), which the referee keeps sorted between decisions in a ``Roster`` (passing a plain
+sequence sorts it on each call); ``python -m bench.ladder pairing`` has the figures.
 """
 
 from __future__ import annotations
 
 import bisect
+import math
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Literal
 
 #: Why a group was formed: ``rating`` (good opponents, rule 1), ``no_better`` (rule 2),
@@ -49,6 +53,8 @@ from typing import Any, Literal
 Reason = Literal["rating", "no_better", "overdue", "rematch", "house"]
 
 _NOBODY: frozenset[int] = frozenset()
+#: Anchors go in arrival order; ids break ties, so the order never depends on the input's.
+_ARRIVAL = attrgetter("joined_at", "bot_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +75,60 @@ class Player:
 
     bot_id: int
     mu: float
+
+
+class Roster:
+    """Bots by rating (mu, then id), kept in order as they are added, re-rated and removed: the
+    bots coming back to a queue, which ``pair`` searches by rating for each anchor.
+
+    The referee keeps one per queue between decisions (server/referee/coming_back.py), so a
+    decision no longer reads every such bot's rating and sorts them again: with 400 bots
+    thinking 200 ms a move, that re-read on each join was 18% of the event loop's busy time. A
+    change is a bisection and a list insertion or deletion (a memmove: a few microseconds for
+    ten thousand bots).
+    """
+
+    __slots__ = ("_keys", "_mu")
+
+    def __init__(self, players: Iterable[Player] = ()) -> None:
+        self._mu: dict[int, float] = {}
+        self._keys: list[tuple[float, int]] = []
+        for p in players:
+            self.add(p.bot_id, p.mu)
+
+    def add(self, bot_id: int, mu: float) -> None:
+        """Add the bot, or move it to its new rating."""
+        self.remove(bot_id)
+        self._mu[bot_id] = mu
+        bisect.insort(self._keys, (mu, bot_id))
+
+    def remove(self, bot_id: int) -> bool:
+        """Take the bot out; whether it was in."""
+        mu = self._mu.pop(bot_id, None)
+        if mu is None:
+            return False
+        del self._keys[bisect.bisect_left(self._keys, (mu, bot_id))]
+        return True
+
+    def within(self, lo: float, hi: float) -> list[tuple[float, int]]:
+        """(mu, bot id) of the bots rated from ``lo`` to ``hi`` (both included), lowest first."""
+        keys = self._keys
+        return keys[
+            bisect.bisect_left(keys, (lo, -math.inf)) : bisect.bisect_right(keys, (hi, math.inf))
+        ]
+
+    def mu(self, bot_id: int) -> float:
+        return self._mu[bot_id]
+
+    def __contains__(self, bot_id: object) -> bool:
+        return bot_id in self._mu
+
+    def __iter__(self) -> Iterator[int]:
+        """The bots, lowest rated first."""
+        return (bot_id for _, bot_id in self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +177,7 @@ def pair(
     now: float,
     rng: random.Random,
     params: Params,
-    playing: Sequence[Player] = (),
+    playing: Sequence[Player] | Roster = (),
     last_opponents: Mapping[int, frozenset[int]] | None = None,
     house: Sequence[HouseSeat] = (),
 ) -> list[Group]:
@@ -125,7 +185,8 @@ def pair(
 
     ``last_opponents`` maps a bot to the bots of its latest match in this game (any bot may be
     missing: no latest match). ``playing`` lists the bots likely to come back to this queue
-    soon (bots also in ``waiting`` are ignored there). See the module docstring for the rules.
+    soon (bots also in ``waiting`` are ignored there), as a sequence or as a ``Roster`` (read,
+    never changed). See the module docstring for the rules.
     """
     return _Pairing(waiting, now, rng, params, playing, last_opponents or {}, house).run()
 
@@ -139,7 +200,7 @@ class _Pairing:
         now: float,
         rng: random.Random,
         params: Params,
-        playing: Sequence[Player],
+        playing: Sequence[Player] | Roster,
         last: Mapping[int, frozenset[int]],
         house: Sequence[HouseSeat],
     ) -> None:
@@ -148,23 +209,30 @@ class _Pairing:
         self.params = params
         self.last = last
         self.house = house
-        # Anchors in arrival order (ids break ties, so the order never depends on the input's).
-        seen: set[int] = set()
-        bots: list[Waiter] = []
-        for w in sorted(waiting, key=lambda w: (w.joined_at, w.bot_id)):
-            if w.bot_id not in seen:
-                seen.add(w.bot_id)
-                bots.append(w)
+        bots = sorted(waiting, key=_ARRIVAL)
+        index = {w.bot_id: i for i, w in enumerate(bots)}
+        if len(index) < len(bots):  # a bot listed twice: its first place counts
+            seen: set[int] = set()
+            firsts: list[Waiter] = []
+            for w in bots:
+                if w.bot_id not in seen:
+                    seen.add(w.bot_id)
+                    firsts.append(w)
+            bots = firsts
+            index = {w.bot_id: i for i, w in enumerate(bots)}
         self.bots = bots
         n = len(bots)
-        self.index = {w.bot_id: i for i, w in enumerate(bots)}
+        self.index = index
         waited = [max(0.0, now - w.joined_at) for w in bots]
-        self.window = [params.window + params.widen_per_s * t for t in waited]
-        self.overdue = [t >= params.max_wait_s for t in waited]
+        base, widen = params.window, params.widen_per_s
+        self.window = [base + widen * t for t in waited]
+        max_wait = params.max_wait_s
+        self.overdue = [t >= max_wait for t in waited]
         self.waited = waited
         # A doubly linked list of the bots not yet paired, in rating order (ids break ties):
         # position p holds bot by_mu[p]; nxt / prv skip the positions already taken.
-        self.by_mu = sorted(range(n), key=lambda i: (bots[i].mu, bots[i].bot_id))
+        self.by_mu = sorted(range(n), key=[(w.mu, w.bot_id) for w in bots].__getitem__)
+        self.mu_at = [bots[i].mu for i in self.by_mu]
         self.pos = [0] * n
         for p, i in enumerate(self.by_mu):
             self.pos[i] = p
@@ -173,31 +241,38 @@ class _Pairing:
         self.taken = [False] * n
         self.left = n
         # Who named whom as a latest opponent, among the waiting bots (rematches both ways).
-        self.named_by: dict[int, list[int]] = {}
-        for i, w in enumerate(bots):
-            for other in last.get(w.bot_id, _NOBODY):
-                self.named_by.setdefault(other, []).append(i)
-        # Bots playing in this queue, by rating, for the "reason to wait" test.
-        players = sorted((p.mu, p.bot_id) for p in playing if p.bot_id not in seen)
-        self.player_mu = [mu for mu, _ in players]
-        self.player_id = [bot_id for _, bot_id in players]
+        # Latest opponents among the waiting bots, both ways (rule 4), by index.
+        linked: dict[int, set[int]] = {}
+        if last:
+            for i, w in enumerate(bots):
+                for other in last.get(w.bot_id, _NOBODY):
+                    j = index.get(other)
+                    if j is not None and j != i:
+                        linked.setdefault(i, set()).add(j)
+                        linked.setdefault(j, set()).add(i)
+        self.linked = linked
+        # Bots playing in this queue, by rating, for the "reason to wait" test (those also
+        # waiting are skipped where it is read).
+        self.players = playing if isinstance(playing, Roster) else Roster(playing)
         self._hope: list[bool | None] = [None] * n
 
     # --- the decision -------------------------------------------------------------------------
 
     def run(self) -> list[Group]:
         need = self.params.group_size - 1
+        k = max(self.params.candidates, need)
         groups: list[Group] = []
         #: The widest window (and whether overdue) among anchors left unpaired: a later anchor
         #: looks that far for good opponents, since the longer waiter's window counts.
         self.skipped_window = 0.0
         self.skipped_overdue = False
-        for a in range(len(self.bots)):
-            if self.left < need + 1:
+        bots, taken = self.bots, self.taken
+        for a in range(len(bots)):
+            if self.left <= need:
                 break
-            if self.taken[a]:
+            if taken[a]:
                 continue
-            found = self._partners(a, need)
+            found = self._partners(a, need, k)
             if found is None:
                 if not self.skipped_window:
                     self.skipped_window = self.window[a]
@@ -207,17 +282,17 @@ class _Pairing:
             members = [a, *partners]
             for i in members:
                 self._take(i)
-            groups.append(Group(tuple(self.bots[i].bot_id for i in members), reason))
+            groups.append(Group(tuple([bots[i].bot_id for i in members]), reason))
         filled = self._house_fill()
         if filled is not None:
             groups.append(filled)
         return groups
 
-    def _partners(self, a: int, need: int) -> tuple[list[int], Reason] | None:
+    def _partners(self, a: int, need: int, k: int) -> tuple[list[int], Reason] | None:
         bots = self.bots
-        k = max(self.params.candidates, need)
-        radius = max(self.window[a], self.skipped_window)
-        a_flexible = self.overdue[a] or not self._hopes(a)
+        window = self.window
+        a_window = window[a]
+        radius = max(a_window, self.skipped_window)
         rematches = self._rematches(a)
         # Rule 4: meet a latest opponent only when too few others wait to fill the group.
         rematch_allowed = self.left - 1 - len(rematches) < need
@@ -226,23 +301,27 @@ class _Pairing:
         for d, j in self._outwards(a):
             if j in rematches:
                 continue
-            if d <= radius and d <= max(self.window[a], self.window[j]):
-                if len(good) < k:
-                    good.append(j)
+            if d <= radius and (d <= a_window or d <= window[j]):
+                good.append(j)
                 if len(good) >= k:
                     break
-            elif len(fallback) < need and self._mutual(a, j, a_flexible):
+            elif len(fallback) < need and self._mutual(a, j):
                 fallback.append(j)
             if d > radius and (
-                len(good) + len(fallback) >= need or not (a_flexible or self.skipped_overdue)
+                len(good) + len(fallback) >= need or not (self.skipped_overdue or self._flexible(a))
             ):
                 break
         if len(good) >= need:
-            chosen = self.rng.sample(good, need) if len(good) > need else good
-            return chosen, "rating"
+            if len(good) == need:
+                return good, "rating"
+            if need == 1:
+                # What rng.sample(good, 1) picks, from the same draw, at a third of its cost.
+                return [good[self.rng.randrange(len(good))]], "rating"
+            return self.rng.sample(good, need), "rating"
         partners = good + fallback[: need - len(good)]
-        reason: Reason = "overdue" if self._any_overdue(a, partners) else "no_better"
-        if len(partners) < need and rematch_allowed:
+        if len(partners) == need:
+            return partners, "overdue" if self._any_overdue(a, partners) else "no_better"
+        if rematch_allowed:
             # ... and only a latest opponent that has nobody else to meet either, now or soon:
             # a bot coming back to the queue, whatever its rating, is worth waiting for rather
             # than playing the same bot again (until one of them is overdue).
@@ -250,7 +329,7 @@ class _Pairing:
                 (
                     j
                     for j in rematches
-                    if self._mutual(a, j, a_flexible)
+                    if self._mutual(a, j)
                     and self.left - 1 - len(self._rematches(j)) < need
                     and (
                         self.overdue[a]
@@ -261,10 +340,9 @@ class _Pairing:
                 key=lambda j: (abs(bots[j].mu - bots[a].mu), bots[j].bot_id),
             )
             partners += again[: need - len(partners)]
-            reason = "rematch"
-        if len(partners) < need:
-            return None
-        return partners, reason
+            if len(partners) == need:
+                return partners, "rematch"
+        return None
 
     def _house_fill(self) -> Group | None:
         """Rule 5: the bots still waiting, fewer than a group, completed by house bots."""
@@ -300,12 +378,17 @@ class _Pairing:
 
     # --- helpers ------------------------------------------------------------------------------
 
-    def _mutual(self, a: int, j: int, a_flexible: bool) -> bool:
+    def _mutual(self, a: int, j: int) -> bool:
         """Whether a and j (not good opponents) may meet now: one has waited max_wait_s, or
         neither has a reason to wait for someone better."""
         if self.overdue[a] or self.overdue[j]:
             return True
-        return a_flexible and not self._hopes(j)
+        return not self._hopes(a) and not self._hopes(j)
+
+    def _flexible(self, a: int) -> bool:
+        """Whether a may meet a bot outside its window now (overdue, or nothing to wait for).
+        Asked only once the walk has gone past the window: most anchors never need it."""
+        return self.overdue[a] or not self._hopes(a)
 
     def _any_overdue(self, a: int, partners: list[int]) -> bool:
         return self.overdue[a] or any(self.overdue[j] for j in partners)
@@ -319,12 +402,14 @@ class _Pairing:
         bot = self.bots[i]
         w = self.window[i]
         mine = self.last.get(bot.bot_id, _NOBODY)
-        lo = bisect.bisect_left(self.player_mu, bot.mu - w)
-        hi = bisect.bisect_right(self.player_mu, bot.mu + w)
+        waiting = self.index
         hope = False
-        for p in range(lo, hi):
-            other = self.player_id[p]
-            if other not in mine and bot.bot_id not in self.last.get(other, _NOBODY):
+        for _, other in self.players.within(bot.mu - w, bot.mu + w):
+            if (
+                other not in waiting
+                and other not in mine
+                and bot.bot_id not in self.last.get(other, _NOBODY)
+            ):
                 hope = True
                 break
         self._hope[i] = hope
@@ -335,38 +420,40 @@ class _Pairing:
         coming back to this queue, whatever its rating."""
         bot = self.bots[i]
         mine = self.last.get(bot.bot_id, _NOBODY)
+        waiting = self.index
         return any(
-            other not in mine and bot.bot_id not in self.last.get(other, _NOBODY)
-            for other in self.player_id
+            other not in waiting
+            and other not in mine
+            and bot.bot_id not in self.last.get(other, _NOBODY)
+            for other in self.players
         )
 
-    def _rematches(self, a: int) -> set[int]:
+    def _rematches(self, a: int) -> AbstractSet[int]:
         """The untaken waiting bots that are a's latest opponents or name a as theirs."""
-        found = {
-            j
-            for other in self.last.get(self.bots[a].bot_id, _NOBODY)
-            if (j := self.index.get(other)) is not None and not self.taken[j]
-        }
-        found.update(j for j in self.named_by.get(self.bots[a].bot_id, ()) if not self.taken[j])
-        found.discard(a)
-        return found
+        linked = self.linked.get(a)
+        if not linked:
+            return _NOBODY
+        taken = self.taken
+        return {j for j in linked if not taken[j]}
 
     def _outwards(self, a: int) -> Iterator[tuple[float, int]]:
         """The untaken bots other than a, closest in rating first: (distance, index)."""
-        bots, by_mu = self.bots, self.by_mu
-        mu = bots[a].mu
+        by_mu, mu_at, prv, nxt = self.by_mu, self.mu_at, self.prv, self.nxt
+        p = self.pos[a]
+        mu = mu_at[p]
         n = len(by_mu)
-        left, right = self.prv[self.pos[a]], self.nxt[self.pos[a]]
+        left, right = prv[p], nxt[p]
+        dl = mu - mu_at[left] if left >= 0 else math.inf
+        dr = mu_at[right] - mu if right < n else math.inf
         while left >= 0 or right < n:
-            dl = mu - bots[by_mu[left]].mu if left >= 0 else None
-            dr = bots[by_mu[right]].mu - mu if right < n else None
-            if dr is None or (dl is not None and dl <= dr):
-                assert dl is not None
+            if dl <= dr:
                 yield dl, by_mu[left]
-                left = self.prv[left]
+                left = prv[left]
+                dl = mu - mu_at[left] if left >= 0 else math.inf
             else:
                 yield dr, by_mu[right]
-                right = self.nxt[right]
+                right = nxt[right]
+                dr = mu_at[right] - mu if right < n else math.inf
 
     def _take(self, i: int) -> None:
         self.taken[i] = True

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import ScalarSelect, Table, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
@@ -50,6 +50,26 @@ _SET_PAYOFF = (
     .where(_SEATS.c.match_id == bindparam("b_match_id"), _SEATS.c.seat == bindparam("b_seat"))
     .values(payoff=bindparam("b_payoff"))
 )
+
+#: Statements built once: building one (and its cache key) on every call cost more than
+#: running it once compiled.
+_INSERT_MATCHES = insert(_MATCHES)
+_INSERT_SEATS = insert(_SEATS)
+_INSERT_MOVES = insert(_MOVES)
+_INSERT_CHANCE_EVENTS = insert(_CHANCE_EVENTS)
+_INSERT_RESULTS = insert(_RESULTS)
+
+
+def _plies_stored(table: Table) -> ScalarSelect[int]:
+    return select(func.count()).where(table.c.match_id == _MATCHES.c.id).scalar_subquery()
+
+
+#: Matches by id (``ids``, expanding): id, status, and their moves and chance events stored.
+_STATUS_AND_PLIES = select(
+    _MATCHES.c.id,
+    _MATCHES.c.status,
+    _plies_stored(_MOVES) + _plies_stored(_CHANCE_EVENTS),
+).where(_MATCHES.c.id.in_(bindparam("ids", expanding=True)))
 
 
 class UnknownMatchError(LookupError):
@@ -123,9 +143,9 @@ async def create_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
             {"match_id": match_id, "seat": i, "bot_id": b, "payoff": None}
             for i, b in enumerate(row["bot_ids"])
         )
-    await session.execute(insert(_MATCHES), matches)
+    await session.execute(_INSERT_MATCHES, matches)
     if seats:
-        await session.execute(insert(_SEATS), seats)
+        await session.execute(_INSERT_SEATS, seats)
 
 
 async def record_move(
@@ -193,9 +213,9 @@ async def record_moves(session: AsyncSession, rows: Sequence[Mapping[str, Any]])
                 }
             )
     if moves:
-        await session.execute(insert(_MOVES), moves)
+        await session.execute(_INSERT_MOVES, moves)
     if chance:
-        await session.execute(insert(_CHANCE_EVENTS), chance)
+        await session.execute(_INSERT_CHANCE_EVENTS, chance)
 
 
 async def finish_match(
@@ -237,23 +257,14 @@ async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
     """
     await session.flush()
     ids = list({row["match_id"] for row in rows})
-    status: dict[str, str] = {
-        match_id: match_status
-        for match_id, match_status in await session.execute(
-            select(_MATCHES.c.id, _MATCHES.c.status).where(_MATCHES.c.id.in_(ids))
-        )
-    }
-    checked = [row["match_id"] for row in rows if row.get("plies") is not None]
+    # Each match's status and how many of its plies are stored, in one query.
+    status: dict[str, str] = {}
     stored: Counter[str] = Counter()
-    if checked:
-        for table in (_MOVES, _CHANCE_EVENTS):
-            counts = await session.execute(
-                select(table.c.match_id, func.count())
-                .where(table.c.match_id.in_(checked))
-                .group_by(table.c.match_id)
-            )
-            for match_id, n in counts:
-                stored[match_id] += n
+    for match_id, match_status, plies_stored in await session.execute(
+        _STATUS_AND_PLIES, {"ids": ids}
+    ):
+        status[match_id] = match_status
+        stored[match_id] = plies_stored
     updates: list[dict[str, Any]] = []
     payoffs: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -294,7 +305,7 @@ async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
     await session.execute(_SET_STATUS, updates)
     if payoffs:
         await session.execute(_SET_PAYOFF, payoffs)
-    await session.execute(insert(_RESULTS), results)
+    await session.execute(_INSERT_RESULTS, results)
 
 
 async def abort_unfinished(session: AsyncSession) -> int:

@@ -48,6 +48,9 @@ _UPDATE_STATE = (
         **{name: bindparam(f"b_{name}") for name in _STATE_FIELDS},
     )
 )
+#: Built once (see server/repositories/matches.py's statements).
+_INSERT_RATINGS = insert(_RATINGS)
+_INSERT_HISTORY = insert(_HISTORY)
 # --- what the rating service reads and writes ------------------------------------------------
 
 
@@ -113,9 +116,9 @@ async def save(
     if updates:
         await session.execute(_UPDATE_STATE, updates)
     if inserts:
-        await session.execute(insert(_RATINGS), inserts)
+        await session.execute(_INSERT_RATINGS, inserts)
     if changes:
-        await session.execute(insert(_HISTORY), [_change_row(c) for c in changes])
+        await session.execute(_INSERT_HISTORY, [_change_row(c) for c in changes])
 
 
 def _change_row(change: Change) -> dict[str, Any]:
@@ -157,7 +160,7 @@ async def clear(session: AsyncSession) -> None:
 async def write_history(session: AsyncSession, changes: Sequence[Change]) -> None:
     for start in range(0, len(changes), 5_000):
         chunk = changes[start : start + 5_000]
-        await session.execute(insert(_HISTORY), [_change_row(c) for c in chunk])
+        await session.execute(_INSERT_HISTORY, [_change_row(c) for c in chunk])
 
 
 async def counts(session: AsyncSession) -> tuple[int, int]:
