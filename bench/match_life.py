@@ -181,10 +181,7 @@ _GROUPS: list[tuple[str, str, str]] = [
     ("create_match", "repositories/matches.py", "create"),
     ("record_moves", "repositories/matches.py", "moves"),
     ("record_move", "repositories/matches.py", "moves"),
-    ("session", "db/loop_writer.py", "transactions (any batch)"),
-    ("write_session", "db/database.py", "transactions (any batch)"),
     ("_commit", "db/recorder.py", "transactions (any batch)"),
-    ("_checkpoint", "db/loop_writer.py", "transactions (any batch)"),
     ("_finish", "referee/match_runner.py", "end"),
     ("_match_start", "referee/match_runner.py", "start"),
     ("_play", "referee/match_runner.py", "moves"),
@@ -209,7 +206,14 @@ _IDLE_TOPS = (
 )
 #: The issue's phases of a match's life, in its order; the other groups are reported apart.
 PHASES = ("pairing", "create", "start", "end", "rating", "record")
-OTHERS = ("moves", "transactions (any batch)", "database thread", "frames in and out", "other")
+OTHERS = (
+    "moves",
+    "transactions (any batch)",
+    "SQL in greenlets (any batch)",
+    "database thread",
+    "frames in and out",
+    "other",
+)
 
 
 def group_of(stack: list[str]) -> str | None:
@@ -222,6 +226,10 @@ def group_of(stack: list[str]) -> str | None:
             func, _, path = name.partition(" (")
             if path.rstrip(")").endswith(suffix) and (not function or func == function):
                 return group
+    # SQLAlchemy's asyncio layer runs the statements in greenlets, whose stacks start there:
+    # the function that issued them is not on the sample's stack.
+    if any("(sqlalchemy/" in n or "(aiosqlite/" in n for n in names):
+        return "SQL in greenlets (any batch)"
     return "other"
 
 
@@ -260,13 +268,15 @@ def measure(args: argparse.Namespace, workdir: Path) -> tuple[Figures, Counter[s
             _drive(f"ws://127.0.0.1:{port}/ws", tokens, proc.pid, args.matches, args.idle)
         )
     finally:
-        if profiler is not None:
-            profiler.send_signal(2)  # py-spy writes its file on SIGINT
-            _, err = profiler.communicate(timeout=60)
-            if not Path(args.profile).exists():
-                raise RuntimeError(f"py-spy wrote no profile: {err.decode(errors='replace')}")
-        stop(proc)
-        log.close()
+        try:
+            if profiler is not None:
+                profiler.send_signal(2)  # py-spy writes its file on SIGINT
+                _, err = profiler.communicate(timeout=60)
+                if not Path(args.profile).exists():
+                    raise RuntimeError(f"py-spy wrote no profile: {err.decode(errors='replace')}")
+        finally:
+            stop(proc)
+            log.close()
     return figures, split(Path(args.profile)) if args.profile else None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -24,7 +24,6 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from ply_arena.server.db.loop_writer import LoopWriter
 from ply_arena.server.db.recorder import Recorder
 
 _SERVER_DIR = Path(__file__).resolve().parent.parent
@@ -82,10 +81,6 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(url, **options)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_on_connect)
-        #: The recorder's transactions on a SQLite file (server/db/loop_writer.py).
-        self.loop_writer: LoopWriter | None = None
-        if self.is_sqlite and parsed.database and parsed.database != ":memory:":
-            self.loop_writer = LoopWriter(parsed, _sqlite_on_connect, SQLITE_BUSY_TIMEOUT_MS)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         #: The single writer for high-rate writes (moves); see server/db/recorder.py.
         self.recorder = Recorder(self)
@@ -114,24 +109,7 @@ class Database:
             for callback in session.info.pop(AFTER_COMMIT, ()):
                 callback()
 
-    @asynccontextmanager
-    async def write_session(self) -> AsyncIterator[AsyncSession]:
-        """The recorder's unit of work: ``session()``, but on a SQLite file a transaction on
-        the event loop's own thread (server/db/loop_writer.py), which costs a third of the CPU.
-        The write functions see what they use of an ``AsyncSession`` either way."""
-        if self.loop_writer is None:
-            async with self.session() as session:
-                yield session
-            return
-        async with self.loop_writer.session() as loop_session:
-            # A LoopSession does, at once, what the write functions await of an AsyncSession.
-            yield cast(AsyncSession, loop_session)
-        for callback in loop_session.info.pop(AFTER_COMMIT, ()):
-            callback()
-
     async def dispose(self) -> None:
         """Commit the recorder's queued writes, then close every connection."""
         await self.recorder.close()
-        if self.loop_writer is not None:
-            await self.loop_writer.dispose()
         await self.engine.dispose()

@@ -18,6 +18,7 @@ fails only its own future.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -37,9 +38,15 @@ BulkWrite = Callable[[AsyncSession, list[dict[str, Any]]], Awaitable[None]]
 _BULK: dict[Write, tuple[int, BulkWrite]] = {}
 #: Writes committed ahead of the others queued with them (see register_bulk's ``ahead``).
 _AHEAD: set[Write] = set()
+#: Writes nobody waits for, which may wait a moment for company (see register_bulk's ``linger``).
+_LINGER: set[Write] = set()
+#: How long a batch of lingering writes alone waits for more writes before it commits.
+LINGER_S = 0.004
 
 
-def register_bulk(fn: Write, bulk: BulkWrite, *, phase: int = 0, ahead: bool = False) -> None:
+def register_bulk(
+    fn: Write, bulk: BulkWrite, *, phase: int = 0, ahead: bool = False, linger: bool = False
+) -> None:
     """Let the recorder run queued ``fn`` writes as one ``bulk`` call (executemany).
 
     Consecutive queued writes of bulk-registered functions (a run not interrupted by any other
@@ -54,12 +61,20 @@ def register_bulk(fn: Write, bulk: BulkWrite, *, phase: int = 0, ahead: bool = F
     once it is stored), which depend on nothing queued before them. At saturation a batch of
     moves and results takes 50-150 ms, and a new match waited for the one under way and then
     for the whole next one; now it waits for the one under way and a short one.
+
+    ``linger``: a batch made only of such writes (moves: the protocol does not wait for their
+    commit) waits up to ``LINGER_S`` for more writes before it commits; any other write ends
+    the wait at once. A transaction costs about a millisecond of the server's CPU whatever it
+    holds (aiosqlite's hand-overs between threads), and with bots that think, the writer took
+    each move as it came, one transaction per move or two: most of the server's CPU
+    (docs/benchmarks.md). A crash may lose these few milliseconds more of moves.
     """
     _BULK[fn] = (phase, bulk)
-    if ahead:
-        _AHEAD.add(fn)
-    else:
-        _AHEAD.discard(fn)
+    for flag, kinds in ((ahead, _AHEAD), (linger, _LINGER)):
+        if flag:
+            kinds.add(fn)
+        else:
+            kinds.discard(fn)
 
 
 #: Upper bound on writes per transaction, to keep each commit short for readers and the CLI.
@@ -86,6 +101,9 @@ class Recorder:
         self._queue: asyncio.Queue[_Item | None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        #: Set when a write that must not linger is queued (see register_bulk's ``linger``),
+        #: cleared as each batch is taken from the queue.
+        self._company = asyncio.Event()
         #: Committed transactions and writes, for tests and benchmarks.
         self.batches = 0
         self.writes = 0
@@ -102,11 +120,14 @@ class Recorder:
         loop = asyncio.get_running_loop()
         if self._task is None or self._task.done():
             self._queue = asyncio.Queue()
+            self._company = asyncio.Event()
             self._task = loop.create_task(self._run(self._queue), name="db-recorder")
         future: asyncio.Future[Any] = loop.create_future()
         future.add_done_callback(_log_failure)
         assert self._queue is not None
         self._queue.put_nowait(_Item(fn, kwargs, future))
+        if fn not in _LINGER:
+            self._company.set()
         return future
 
     async def flush(self) -> None:
@@ -123,6 +144,7 @@ class Recorder:
         self._closed = True
         if self._task is not None and self._queue is not None:
             self._queue.put_nowait(None)
+            self._company.set()
             await self._task
         self._task = None
 
@@ -132,6 +154,12 @@ class Recorder:
             first = await queue.get()
             if first is None:
                 break
+            if first.fn in _LINGER and not self._company.is_set():
+                # Only writes nobody waits for so far: give the next ones a moment to join.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._company.wait(), LINGER_S)
+            # Cleared before the queue is drained: a write queued from here on sets it again.
+            self._company.clear()
             batch = [first]
             while len(batch) < self._max_batch and not queue.empty():
                 item = queue.get_nowait()
@@ -148,7 +176,7 @@ class Recorder:
     async def _commit(self, batch: list[_Item]) -> None:
         results: list[Any] = [None] * len(batch)
         try:
-            async with self._database.write_session() as session:
+            async with self._database.session() as session:
                 i = 0
                 while i < len(batch):
                     item = batch[i]

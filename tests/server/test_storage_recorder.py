@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
+from ply_arena.server.db import recorder as recorder_module
 from ply_arena.server.db.database import Database
 from ply_arena.server.db.recorder import RecorderClosedError
 from ply_arena.server.repositories import bots, matches
@@ -239,3 +240,41 @@ async def test_a_new_match_is_committed_ahead_of_the_moves_queued_with_it(
         old = await matches.get_match(session, "old")
     assert record is not None and record["status"] == "running"
     assert old is not None and [e["ply"] for e in old["moves"]] == [0, 1, 2]
+
+
+async def test_moves_alone_wait_a_moment_for_company_and_share_a_commit(
+    database: Database,
+) -> None:
+    ids = await _two_bots(database)
+    await _new_match(database, "m", ids)
+    recorder = database.recorder
+    batches, writes = recorder.batches, recorder.writes
+    first = recorder.submit(matches.record_move, **_move("m", 0))
+    await asyncio.sleep(0)  # the writer has taken the first move and lingers
+    assert not first.done()
+    rest = [recorder.submit(matches.record_move, **_move("m", ply)) for ply in (1, 2)]
+    await asyncio.wait_for(asyncio.gather(first, *rest), 10)
+    assert (recorder.batches - batches, recorder.writes - writes) == (1, 3)
+
+
+async def test_a_write_someone_waits_for_ends_the_lingering_at_once(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With moves lingering for a minute, a new match's row (awaited before its match_start)
+    and the close of the recorder still go through at once, the moves with them."""
+    monkeypatch.setattr(recorder_module, "LINGER_S", 60.0)
+    ids = await _two_bots(database)
+    await _new_match(database, "m", ids)
+    recorder = database.recorder
+    move = recorder.submit(matches.record_move, **_move("m", 0))
+    await asyncio.sleep(0)
+    assert not move.done()
+    await asyncio.wait_for(_new_match(database, "n", ids), 10)
+    await asyncio.wait_for(move, 10)  # right behind the new match (ahead), not a minute later
+    last = recorder.submit(matches.record_move, **_move("m", 1))
+    await asyncio.sleep(0)
+    await asyncio.wait_for(recorder.close(), 10)
+    assert last.done() and last.exception() is None
+    async with database.session() as session:
+        record = await matches.get_match(session, "m")
+    assert record is not None and [m["ply"] for m in record["moves"]] == [0, 1]
