@@ -20,14 +20,13 @@ Median of ``--runs`` decisions (each on the same inputs, the rng reseeded), perf
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import random
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
+from bench._machine import machine_line
 from ply_arena.server.ratings import RatingBook, RatingModel
 from ply_arena.server.referee.pairing import (
     Group,
@@ -109,9 +108,7 @@ def _median_ms(fn: Callable[[], list[Group]], runs: int) -> tuple[float, list[Gr
 def run(args: argparse.Namespace) -> str:
     lines = [
         f"bench.ladder pairing: {args.bots} registered bots, {args.waiting} waiting in one "
-        f"queue, median of {args.runs} decisions; {platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, load average "
-        + " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        f"queue, median of {args.runs} decisions; {machine_line()}",
         "",
         f"{'lobby':8} {'ours ms':>8} {'first come ms':>14} {'ratio':>6} {'groups':>7} {'reasons'}",
     ]

@@ -35,7 +35,6 @@ import asyncio
 import contextlib
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -49,6 +48,7 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from bench._machine import machine_line
 from bench.profile_summary import frame_name, read
 from bench.server import _create_bots, free_port, stop, wait_for_port
 from ply_arena.protocol.messages import PROTOCOL_VERSION
@@ -303,9 +303,7 @@ def report(figures: Figures, groups: Counter[str] | None, matches: int) -> str:
     ]
     lines = [
         f"bench.match_life: {matches} {GAME} matches one after the other, two bots answering "
-        f"at once; {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, load average "
-        + " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        f"at once; {machine_line()}",
         "",
         "server CPU, medians per match:",
         *(f"  {label:52} {value * us:7.0f} us" for label, value in rows),
