@@ -60,7 +60,14 @@ from _tree_copy import ROOT, copy_tree, python_for_copy
 #: The rule modules, the test files that exercise each, and (for a module that is mostly
 #: something else) the functions and classes whose code is mutated.
 MODULES: dict[str, list[str]] = {
-    "server/referee/pairing.py": ["tests/server/test_pairing.py"],
+    "server/referee/pairing.py": [
+        "tests/server/test_pairing.py",
+        "tests/server/test_coming_back.py",
+    ],
+    "server/referee/coming_back.py": [
+        "tests/server/test_coming_back.py",
+        "tests/server/test_lobby_pairing.py",
+    ],
     "server/referee/clock.py": [
         "tests/server/test_clock.py",
         "tests/server/test_match_runner.py",
