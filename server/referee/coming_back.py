@@ -51,17 +51,16 @@ class ComingBack:
     def ended(self, key: QueueKey, bot_ids: Iterable[int], at: float) -> None:
         """A match from ``key`` ended: its bots are on their way back (for the grace)."""
         playing = self._playing.get(key)
-        returning = self._returning.setdefault(key, {})
         for bot_id in bot_ids:
             if playing is not None and playing[bot_id] > 0:
                 playing[bot_id] -= 1
                 if playing[bot_id] == 0:
                     del playing[bot_id]
+            returning = self._returning.setdefault(key, {})
             returning.pop(bot_id, None)  # to the end: the order is the order of expiry
             returning[bot_id] = at
         if playing is not None and not playing:
             del self._playing[key]
-        self._drop_unless_coming(key, ())
 
     def joined(self, key: QueueKey, bot_id: int) -> None:
         """The bot waits in the queue again: it is no longer on its way back."""
@@ -102,14 +101,14 @@ class ComingBack:
         return set(self._rosters.get(key, ()))
 
     def _drop_unless_coming(self, key: QueueKey, bot_ids: Iterable[int]) -> None:
-        """Take these bots out of the queue's roster unless they are still coming back; forget
-        the queue when nobody is."""
+        """Take these bots, no longer on their way back, out of the queue's roster unless they
+        still play a match from it; forget the queue when nobody is coming back to it."""
         playing = self._playing.get(key, _NO_COUNTS)
         returning = self._returning.get(key)
         roster = self._rosters.get(key)
         if roster is not None:
             for bot_id in bot_ids:
-                if playing[bot_id] <= 0 and (returning is None or bot_id not in returning):
+                if playing[bot_id] <= 0:
                     roster.remove(bot_id)
         if returning is not None and not returning:
             del self._returning[key]

@@ -83,6 +83,7 @@ def test_pair_decides_the_same_from_a_roster_as_from_a_list() -> None:
 
 
 def test_a_bot_comes_back_while_it_plays_and_for_the_grace_after() -> None:
+    assert REJOIN_GRACE_S == 1.0  # docs/server.md: "ended in the last second"
     mu = {1: 20.0, 2: 30.0}
     back = ComingBack(lambda b, g: mu[b])
     back.started(KEY, (1, 2))

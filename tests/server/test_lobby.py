@@ -75,3 +75,8 @@ def test_the_pairing_input_follows_joins_removals_and_rating_changes() -> None:
     assert lobby.waiters(SLOW) == [] and lobby.names(SLOW) == {}
     lobby.leave(1)
     assert lobby.queues() == [] and lobby._waiters == {}
+    # Leaving a queue others still wait in takes the bot out of pairing's input too.
+    lobby.join(FAST, bot(5, at=6.0), 21.0)
+    lobby.join(FAST, bot(6, at=7.0), 22.0)
+    assert lobby.leave(5, "connect_four") == 1
+    assert lobby.waiters(FAST) == [Waiter(6, 7.0, 22.0)]

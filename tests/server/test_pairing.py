@@ -616,3 +616,38 @@ def test_an_anchor_stops_past_its_window(monkeypatch: pytest.MonkeyPatch) -> Non
     result = pair(waiters(0, 10, 20, 30), now=0.0, rng=random.Random(1), params=TWO)
     assert result == [Group((1, 2), "no_better"), Group((3, 4), "no_better")]
     assert counts == [1, 1]
+
+
+def test_the_walk_measures_each_step_down_from_the_anchor_to_the_lowest() -> None:
+    # Bot 1 (20) is the highest; 19, 18.5 and 18 are all within its window, two and three steps
+    # down: each is a candidate, the lowest (position 0) as well.
+    bots = waiters(20, 19, 18.5, 18)
+    chosen = set()
+    for seed in range(40):
+        group = pair(bots, now=0.0, rng=random.Random(seed), params=TWO)[0]
+        assert group.bot_ids[0] == 1 and group.reason == "rating"
+        chosen.add(group.bot_ids[1])
+    assert chosen == {2, 3, 4}
+
+
+def test_the_anchors_own_window_counts_to_its_very_edge() -> None:
+    # Bot 1 waited 1 s (window 4.0), bot 2 just joined (window 3.0), 4.0 apart: good opponents
+    # by the longer waiter's window, not left to "nobody better".
+    bots = [Waiter(1, 0.0, 20.0), Waiter(2, 1.0, 24.0)]
+    assert pair(bots, now=1.0, rng=random.Random(1), params=TWO) == [Group((1, 2), "rating")]
+
+
+def test_a_missing_seat_is_filled_from_the_band_of_a_skipped_anchors_wider_window() -> None:
+    # Three players. Bot 1 (mu 0, waited 4 s: window 7) hopes for bot 100 coming back and
+    # waits; bot 2 (mu 20, waited 2 s: window 5) then looks as far as 7. It has one good
+    # opponent (3, at 4) and two bots in the band past its own window (4 at 6 and 5 at 6.5,
+    # with nothing to wait for): the closest of those fills the missing seat, and the rest wait.
+    bots = [
+        Waiter(1, 6.0, 0.0),
+        Waiter(2, 8.0, 20.0),
+        Waiter(3, 10.0, 24.0),
+        Waiter(4, 10.0, 26.0),
+        Waiter(5, 10.0, 26.5),
+    ]
+    result = pair(bots, now=10.0, rng=random.Random(1), params=THREE, playing=[Player(100, 1.0)])
+    assert result == [Group((2, 3, 4), "no_better")]
