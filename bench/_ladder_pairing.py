@@ -71,7 +71,6 @@ class Lobby:
         # spread: joined in the last 2 s, so that windows (3 + 1/s) stay under 6.
         joined = 15.0 if kind == "typical" else 2.0
         self.queue = [(b, now - rng.uniform(0.0, joined)) for b in queue]
-        self.coming = coming
         self.roster = Roster(Player(b, self.book.mu(b, GAME)) for b in coming)
         self.waiters = [Waiter(b, joined, self.book.mu(b, GAME)) for b, joined in self.queue]
         self.last = {b: frozenset({rng.choice(ids)}) - {b} for b in ids}

@@ -105,6 +105,8 @@ class Figures:
     match_cpu: list[int] = field(default_factory=list)
     match_wall: list[float] = field(default_factory=list)
     moves_per_match: list[int] = field(default_factory=list)
+    #: Per match, the CPU of its moves but the last.
+    moves_cpu: list[int] = field(default_factory=list)
     idle_ns_per_s: float = 0.0
 
 
@@ -139,6 +141,7 @@ async def _play_one(pid: int, bots: list[Bot], figures: Figures, rng: random.Ran
         figures.match_cpu.append(end - c0)
         figures.match_wall.append(time.monotonic() - t0)
         figures.moves_per_match.append(moves)
+        figures.moves_cpu.append(move_cpu)
         return
 
 
@@ -291,7 +294,7 @@ def report(figures: Figures, groups: Counter[str] | None, matches: int) -> str:
     lives = [
         total - sum_moves - move - idle * w
         for total, sum_moves, w in zip(
-            figures.match_cpu, _moves_per_match(figures), figures.match_wall, strict=True
+            figures.match_cpu, figures.moves_cpu, figures.match_wall, strict=True
         )
     ]
     life = statistics.median(lives)
@@ -326,15 +329,6 @@ def report(figures: Figures, groups: Counter[str] | None, matches: int) -> str:
         phases = sum(groups.get(p, 0) for p in PHASES) / busy
         lines.append(f"  the six phases: {phases * 100:.1f}% ({phases * per_match * us:.0f} us)")
     return "\n".join(lines)
-
-
-def _moves_per_match(figures: Figures) -> list[int]:
-    """The CPU of each match's moves but its last, from the flat list of moves."""
-    sums, i = [], 0
-    for n in figures.moves_per_match:
-        sums.append(sum(figures.move_cpu[i : i + n - 1]))
-        i += n - 1
-    return sums
 
 
 def main(argv: list[str] | None = None) -> int:

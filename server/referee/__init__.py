@@ -594,7 +594,7 @@ class Referee:
             key, queued = origin
             self.coming_back.ended(key, queued, time.monotonic())
             for b in queued:
-                if self.connections.get(b) is None:
+                if not self.is_connected(b):
                     self.coming_back.disconnected(b)  # not on its way back
 
     def move(self, conn: BotConnection, message: MakeMove, received_at: float) -> None:
