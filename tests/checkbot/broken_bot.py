@@ -10,7 +10,10 @@ for every turn of every match, reconnect after a drop. Each mode breaks one thin
 - ``illegal``: on its second turn of each match plays a move that is not legal (an occupied
   cell in tic-tac-toe);
 - ``sleeper``: on its second turn of each match answers 400 ms after the deadline (only when the
-  deadline is under 2 s, to keep the tests short);
+  deadline is under 2 s, to keep the tests short, and only while it plays no other match: in the
+  two-at-once step a turn slept through can be the only one of its match sent while the other
+  ran, when the load delays the second match's start, and the checker then rightly cannot
+  tell it from a bot that ignores that match);
 - ``deaf_after_forced``: too slow for 50 ms a move (it takes 150 ms when the deadline is under
   200 ms), and once forced in a match it answers none of that match's turns;
 - ``one_at_a_time``: plays one match at a time and ignores the turns of any other;
@@ -57,6 +60,7 @@ class BrokenBot:
         self.deaf: set[str] = set()
         self.current: str | None = None  # one_at_a_time: the match it plays
         self.ignored: set[str] = set()
+        self.running: set[str] = set()  # matches started and not yet ended
         self.stopped = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -74,6 +78,7 @@ class BrokenBot:
 
     async def _session(self, ws: ClientConnection) -> None:
         protocol = 2 if self.mode == "bad_version" else 1
+        self.running.clear()  # the arena starts the matches still running again on login
         await ws.send(json.dumps({"type": "hello", "protocol": protocol, "token": self.token}))
         async for raw in ws:
             message = json.loads(raw)
@@ -82,6 +87,7 @@ class BrokenBot:
                 await ws.send(json.dumps({"type": "pong", "id": message["id"]}))
             elif kind == "match_start":
                 match_id = message["match_id"]
+                self.running.add(match_id)
                 if self.mode == "one_at_a_time":
                     if self.current is None:
                         self.current = match_id
@@ -92,6 +98,7 @@ class BrokenBot:
             elif kind == "forced_move" and self.mode == "deaf_after_forced":
                 self.deaf.add(message["match_id"])
             elif kind == "match_end":
+                self.running.discard(message["match_id"])
                 if self.current == message["match_id"]:
                     self.current = None
                 if self.mode == "quits":
@@ -114,7 +121,12 @@ class BrokenBot:
         elif self.mode == "illegal" and nth == 2:
             taken = [cell for cell in TTT_CELLS if cell not in turn["legal_moves"]]
             move = taken[0] if taken else "nonsense"
-        elif self.mode == "sleeper" and nth == 2 and turn["deadline_ms"] < 2000:
+        elif (
+            self.mode == "sleeper"
+            and nth == 2
+            and turn["deadline_ms"] < 2000
+            and self.running <= {match_id}
+        ):
             delay = (turn["deadline_ms"] + 400) / 1000
         elif self.mode == "deaf_after_forced" and turn["deadline_ms"] < 200:
             delay = 0.15

@@ -12,6 +12,7 @@ import asyncio
 import json
 import random
 import re
+import threading
 import time
 from typing import Any
 
@@ -95,16 +96,43 @@ def _slow_random(delay: float) -> Any:
     return choose
 
 
+class _Gate:
+    """Lets the bots of a match make only as many moves as the test allows, so the match is
+    still running, whatever the machine's load, when the test looks at its live page."""
+
+    def __init__(self) -> None:
+        self.allowed = 0
+        self.made = 0
+        self._changed = threading.Condition()
+
+    def allow(self, moves: float) -> None:
+        with self._changed:
+            self.allowed = moves  # type: ignore[assignment]
+            self._changed.notify_all()
+
+    def agent(self, delay: float) -> Any:
+        def choose(state: Any, legal: list[str], clock: Any) -> str:
+            with self._changed:
+                self._changed.wait_for(lambda: self.made < self.allowed, timeout=50)
+                self.made += 1
+            time.sleep(delay)
+            return random.choice(legal)
+
+        return choose
+
+
 async def test_a_live_match_page_updates_without_a_reload(
     live_server: LiveServer, browser: Browser
 ) -> None:
     _, token_a = live_server.create_bot("livea")
     _, token_b = live_server.create_bot("liveb")
-    tc = TimeControl(move_ms=2000, bank_ms=0)
+    # Long enough for the gate's holds on a loaded machine; no move is late.
+    tc = TimeControl(move_ms=30_000, bank_ms=0)
+    gate = _Gate()
     clients = [
-        BotClient(live_server.ws_url, token_a, _slow_random(0.25), game="connect_four", games=1,
+        BotClient(live_server.ws_url, token_a, gate.agent(0.05), game="connect_four", games=1,
                   time_control=tc, client_name=SCRIPT),
-        BotClient(live_server.ws_url, token_b, _slow_random(0.25), game="connect_four", games=1,
+        BotClient(live_server.ws_url, token_b, gate.agent(0.05), game="connect_four", games=1,
                   time_control=tc),
     ]  # fmt: skip
     tasks = [asyncio.create_task(c.run()) for c in clients]
@@ -119,27 +147,44 @@ async def test_a_live_match_page_updates_without_a_reload(
         # The seat of the bot whose client said <script>: shown as text.
         assert SCRIPT in await page.locator(".seats").inner_text()
         shown = await page.locator("#moves tr").count()
-        # Moves arrive over the spectator stream: rows and the board follow, no reload.
+        assert shown == 0  # the gate has let no move through yet
+        # Moves arrive over the spectator stream: rows and the board follow, no reload. Three
+        # moves are let through: no Connect Four match ends in fewer than seven, so it is
+        # still live when the page is read.
         # (Predicates are functions: a string expression is an eval, which the page's CSP
         # refuses.)
+        gate.allow(3)
         await page.wait_for_function(
             "(n) => document.querySelectorAll('#moves tr').length >= n",
-            arg=shown + 3,
+            arg=3,
+            timeout=30_000,
+        )
+        # The board is drawn after its row is added: waited for in its turn.
+        await page.wait_for_function(
+            """() => {
+                const svg = document.querySelector('#board svg');
+                if (!svg) return false;
+                const board = JSON.parse(svg.dataset.position).board;
+                return board.join('').split('').filter((c) => c !== '.').length === 3;
+            }""",
             timeout=30_000,
         )
         assert await page.evaluate("() => window.notReloaded === true")
+        assert await page.locator("#moves tr").count() == 3
         position = json.loads(await page.locator("#board svg").get_attribute("data-position"))
-        assert sum(row.count(".") for row in position["board"]) < 42  # discs on the board
+        assert sum(row.count(".") for row in position["board"]) == 42 - 3  # three discs
         clocks = await page.locator(".clock").all_inner_texts()
         assert all(re.fullmatch(r"\d+\.\d s( \+ \d+\.\d s)?", t.strip()) for t in clocks), clocks
         assert "so far" in await page.locator("#result").inner_text()
         await browser.shot(page, "live-connect_four")
+        gate.allow(float("inf"))
         await asyncio.wait_for(asyncio.gather(*tasks), 60)
         # At the end the page turns into the replay, which says how the match ended.
         await page.wait_for_function("() => window.notReloaded === undefined", timeout=15_000)
         await page.locator("#slider").wait_for()
         assert "after" in await page.locator("#result").inner_text()
     finally:
+        gate.allow(float("inf"))
         for task in tasks:
             task.cancel()
     assert browser.dialogs == [] and browser.console_errors == []
