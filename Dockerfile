@@ -14,7 +14,8 @@ COPY protocol ./protocol
 COPY reference_agents ./reference_agents
 COPY server ./server
 COPY ply_arena_top ./ply_arena_top
-RUN pip install . && rm -rf /src
+# With the PostgreSQL driver: docker-compose.yml runs the arena on PostgreSQL.
+RUN pip install '.[postgres]' && rm -rf /src
 
 # Run unprivileged; the database lives on the /data volume.
 RUN useradd --create-home --uid 1000 arena && mkdir /data && chown arena /data

@@ -26,10 +26,24 @@ class SettingsError(ValueError):
 
 
 def normalize_db_url(value: str) -> str:
-    """A database URL; a bare file path means an SQLite file (``arena.db`` -> sqlite+aiosqlite)."""
-    if "://" in value:
-        return value
-    return f"sqlite+aiosqlite:///{value}"
+    """A database URL; a bare file path means an SQLite file (``arena.db`` -> sqlite+aiosqlite),
+    and a PostgreSQL URL without a driver (``postgresql://``, ``postgres://``, as hosting services
+    hand them out) gets the asynchronous one, asyncpg."""
+    if "://" not in value:
+        return f"sqlite+aiosqlite:///{value}"
+    scheme, _, rest = value.partition("://")
+    if scheme in ("postgresql", "postgres"):
+        return f"postgresql+asyncpg://{rest}"
+    if scheme == "sqlite":
+        return f"sqlite+aiosqlite://{rest}"
+    return value
+
+
+def shown_db_url(url: str) -> str:
+    """The URL to print: its password, if any, as ``***``."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""Shared fixtures for every test package: a real uvicorn server on a free port with a real SQLite
-file, and helpers to make bots.
+"""Shared fixtures for every test package: a real uvicorn server on a free port with a real
+database (an SQLite file, or a PostgreSQL database with ``--store postgresql``), and helpers to
+make bots.
 
 Usage::
 
@@ -10,19 +11,22 @@ Usage::
         live_server.ws_url     # "ws://127.0.0.1:<port>/ws"
         live_server.api("GET", "/api/matches", params={"bot": name}).json()
         live_server.api("POST", "/api/bots", admin=True, json={"name": "x"})  # admin bearer added
-        live_server.admin_token, live_server.db_url, live_server.db_path
-        live_server.app.state.referee / .database / .settings   # same process: inspect freely
+        live_server.admin_token, live_server.db_url
+        live_server.db_path    # the SQLite file (None on PostgreSQL)
+        live_server.db_option  # what --db takes for it: db_path, else db_url
+        live_server.app.state.referee / .settings   # same process: inspect freely
+        open_database(live_server.db_url)   # the server's database from the test's event loop
         live_server.stop()     # optional; teardown stops it (stop ends running matches as aborted)
 
     def test_other(start_server):
         srv = start_server(hello_timeout_s=0.5)   # any Settings field; same tmp_path db by default
         srv.stop()
-        srv2 = start_server()                     # restart on the same SQLite file
-        start_server(db_url="sqlite+aiosqlite:///...")   # or another file
+        srv2 = start_server()                     # restart on the same database
+        start_server(db_url="sqlite+aiosqlite:///...")   # or another one
         start_server(send_buffer=4096)            # small kernel send buffer (slow-consumer tests)
 
     async def test_storage(database):          # a migrated Database on db_url, in the test's loop
-        async with database.session() as s:    # (the same file live_server uses, if both are used)
+        async with database.session() as s:    # (the same database live_server uses, if both are)
             ...
 
     async def test_replay(database, store_match):   # a random legal match written through the
@@ -36,11 +40,15 @@ Usage::
 except where ``ARENA_REQUIRE_BROWSER=1`` (``.ci/run`` sets it after installing the browser): there
 it fails. Screenshots go to ``test-screenshots/`` (or ``$ARENA_SCREENSHOTS``), which git ignores.
 
-Fixtures: ``admin_token`` (str), ``db_url`` (a fresh file under tmp_path), ``start_server``
+Fixtures: ``admin_token`` (str), ``db_url`` (a fresh, empty database: see the stores below),
+``db_store`` (``"sqlite"`` or ``"postgresql"``: the run's store), ``start_server``
 (factory, every server it started is stopped at teardown), ``live_server`` (one started
 server), ``create_bot`` (``create_bot(name=None) -> (name, token)`` on ``live_server``),
 ``database`` (async: a migrated ``ply_arena.server.db.Database`` on ``db_url``, disposed at
-teardown), ``store_match`` (async ``store_match(database, game=..., seed=..., bots=None,
+teardown), ``open_database`` (``open_database(url) -> Database`` in the test's event loop,
+disposed at teardown: a test must not use a server's own ``app.state.database``, whose
+connections belong to the server's event loop, and asyncpg's cannot be used from another),
+``store_match`` (async ``store_match(database, game=..., seed=..., bots=None,
 max_plies=None, finish=True)``: plays seeded random legal moves, dice included, and stores them as
 the referee would; ``max_plies`` stops early with termination ``move_limit``; ``finish=False``
 leaves it running).
@@ -48,6 +56,22 @@ leaves it running).
 The server runs uvicorn (the same configuration as ``arena serve``) in a background thread with
 its own event loop, listening on a socket bound to port 0, so tests may be sync or async and use
 real ``websockets`` / ``httpx`` clients against it.
+
+Stores: ``pytest --store sqlite`` (the default; ``ARENA_TEST_STORE=postgresql`` changes the
+default) or ``pytest --store postgresql``. With ``sqlite``, ``db_url`` is
+``sqlite+aiosqlite:///<tmp_path>/arena.db`` and every test runs. With ``postgresql``, a throwaway
+PostgreSQL cluster (``_postgres.py``: Debian's binaries, in a temporary folder, on a free port of
+127.0.0.1; started at the first test that needs it, stopped and removed at the end of the session)
+gives each test a fresh empty database, ``postgresql+asyncpg://arena@127.0.0.1:PORT/tN_<test>``,
+dropped at teardown (after the servers and ``database`` that use it: they depend on ``db_url``, so
+they are torn down first). That run collects only the storage-facing tests: those whose fixtures
+include ``db_url`` (directly or through ``database``, ``start_server``, ``live_server``, ...) and
+that are not marked ``@pytest.mark.sqlite_only("why")`` (a test about the SQLite file itself: its
+pragmas, its bytes, the server mark beside it, a path given to ``--db``); the others are
+deselected, and the count of each kind is printed after the collection. A test that starts a
+server of its own (``arena serve`` in a subprocess: ``start_server_process(db_url)``, plain
+uvicorn) gives it ``db_url`` rather than an SQLite file or URL it makes up, so that it runs on
+either store.
 """
 
 from __future__ import annotations
@@ -68,6 +92,7 @@ import pytest
 import uvicorn
 from _browser import Browser
 from _browser import launch as launch_browser
+from _postgres import PostgresCluster, PostgresUnavailable
 from starlette.applications import Starlette
 
 from ply_arena.server.app import create_app, make_server
@@ -105,6 +130,11 @@ class LiveServer:
         response = self.api("POST", "/api/bots", admin=True, json={"name": name})
         assert response.status_code == 201, response.text
         return name, response.json()["token"]
+
+    @property
+    def db_option(self) -> str:
+        """What ``--db`` takes for this server's database: the SQLite file, else the URL."""
+        return str(self.db_path) if self.db_path is not None else self.db_url
 
     @property
     def running(self) -> bool:
@@ -168,14 +198,137 @@ def launch(settings: Settings, *, send_buffer: int | None = None) -> LiveServer:
     )
 
 
+# --- the store: --store sqlite | postgresql ---------------------------------------------------
+
+STORES = ("sqlite", "postgresql")
+#: A test is storage-facing when its fixtures include this one.
+STORAGE_FIXTURE = "db_url"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    default = os.environ.get("ARENA_TEST_STORE") or "sqlite"
+    parser.addoption(
+        "--store",
+        choices=STORES,
+        default=default,
+        help=(
+            "the database the storage-facing tests run on: sqlite (files under tmp_path; every "
+            "test runs) or postgresql (a throwaway cluster; only the tests that use db_url and "
+            "are not marked sqlite_only run). Default: $ARENA_TEST_STORE, else sqlite."
+        ),
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _store(config) not in STORES:  # from ARENA_TEST_STORE: argparse did not check it
+        raise pytest.UsageError(
+            f"ARENA_TEST_STORE={_store(config)!r}: expected one of {', '.join(STORES)}"
+        )
+    config.addinivalue_line(
+        "markers",
+        "sqlite_only(reason): a test about the SQLite file itself; deselected with "
+        "--store postgresql",
+    )
+
+
+def _store(config: pytest.Config) -> str:
+    return str(config.getoption("store"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if _store(config) == "postgresql":
+        return "store: postgresql (a throwaway cluster, a database per storage-facing test)"
+    return "store: sqlite (a file per test; --store postgresql for PostgreSQL)"
+
+
+def _sqlite_only_reason(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("sqlite_only")
+    if marker is None:
+        return None
+    reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+    if not reason:
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.sqlite_only needs a reason")
+    return str(reason)
+
+
+_DESELECTED = pytest.StashKey[tuple[int, int]]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With --store postgresql, deselect the tests marked sqlite_only and those that are not
+    storage-facing (no db_url among their fixtures)."""
+    marked = {id(item) for item in items if _sqlite_only_reason(item) is not None}
+    if _store(config) != "postgresql":
+        return
+    kept: list[pytest.Item] = []
+    sqlite_only: list[pytest.Item] = []
+    not_storage: list[pytest.Item] = []
+    for item in items:
+        if id(item) in marked:
+            sqlite_only.append(item)
+        elif STORAGE_FIXTURE not in getattr(item, "fixturenames", ()):
+            not_storage.append(item)
+        else:
+            kept.append(item)
+    config.stash[_DESELECTED] = (len(not_storage), len(sqlite_only))
+    if sqlite_only or not_storage:
+        config.hook.pytest_deselected(items=[*sqlite_only, *not_storage])
+        items[:] = kept
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
+    if _store(config) != "postgresql":
+        return None
+    not_storage, sqlite_only = config.stash.get(_DESELECTED, (0, 0))
+    return (
+        f"store postgresql: deselected {not_storage} tests that are not storage-facing (no "
+        f"db_url) and {sqlite_only} marked sqlite_only"
+    )
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster(request: pytest.FixtureRequest) -> Iterator[PostgresCluster]:
+    """The session's PostgreSQL cluster (--store postgresql), started at first use; without
+    one, the run stops after the first test (every other would fail the same way)."""
+    try:
+        cluster = PostgresCluster.start()
+    except PostgresUnavailable as error:
+        why = f"--store postgresql: {error}"
+    else:
+        why = ""
+    if why:
+        request.session.shouldstop = "--store postgresql: no PostgreSQL cluster (see above)"
+        pytest.fail(why, pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def db_store(request: pytest.FixtureRequest) -> str:
+    """The store of this run: "sqlite" or "postgresql" (--store)."""
+    return _store(request.config)
+
+
 @pytest.fixture
 def admin_token() -> str:
     return ADMIN_TOKEN
 
 
 @pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    return f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}"
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database: an SQLite file under tmp_path, or (--store postgresql) a new
+    database in the session's cluster, dropped at teardown."""
+    if _store(request.config) != "postgresql":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}"
+        return
+    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+    url = cluster.create_database(request.node.name)
+    try:
+        yield url
+    finally:
+        cluster.drop_database(url)
 
 
 @pytest.fixture
@@ -184,6 +337,21 @@ async def database(db_url: str) -> AsyncIterator[Database]:
     await db.migrate()
     yield db
     await db.dispose()
+
+
+@pytest.fixture
+async def open_database(db_url: str) -> AsyncIterator[Callable[[str], Database]]:
+    """``open_database(url)``: a Database on ``url`` (a live server's ``db_url``, say) in the
+    test's own event loop, disposed at teardown (before ``db_url``'s database is dropped)."""
+    opened: list[Database] = []
+
+    def open_(url: str) -> Database:
+        opened.append(Database(url))
+        return opened[-1]
+
+    yield open_
+    for db in reversed(opened):
+        await db.dispose()
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ def database_url(db: str | None, *, init_db: bool = False, elsewhere: str = "") 
     """The database URL to use; says which on stderr, and refuses a missing SQLite file unless
     ``init_db`` (exit status 1, naming the path looked for and how to point at the right one;
     ``elsewhere`` adds another way, such as --url)."""
-    from ply_arena.server.settings import Settings
+    from ply_arena.server.settings import Settings, shown_db_url
 
     url = Settings.from_env(db_url=db).db_url
     if db:
@@ -37,7 +37,7 @@ def database_url(db: str | None, *, init_db: bool = False, elsewhere: str = "") 
     else:
         source = "the default: arena.db in the current directory"
     path = sqlite_file(url)
-    shown = str(path.resolve()) if path is not None else url
+    shown = str(path.resolve()) if path is not None else shown_db_url(url)
     refused = problem(path) if path is not None else None
     if refused is not None:
         typer.echo(f"error: {refused}; give the arena's database with --db PATH", err=True)

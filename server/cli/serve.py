@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         """
         from ply_arena.server.app import create_app, make_server
         from ply_arena.server.db.server_mark import running_server
-        from ply_arena.server.settings import Settings
+        from ply_arena.server.settings import Settings, shown_db_url
 
         settings = Settings.from_env(host=host, port=port, db_url=db)
         from ply_arena.server.cli._database import sqlite_file
@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         if other is not None:
             typer.echo(
                 f"error: {other.describe()} is already running on this database "
-                f"({settings.db_url}); stop it first, or give another --db "
+                f"({shown_db_url(settings.db_url)}); stop it first, or give another --db "
                 f"(if no server runs, delete {other.path})",
                 err=True,
             )
@@ -49,7 +49,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         typer.echo(
-            f"Ply Arena on http://{settings.host}:{settings.port}  (db: {settings.db_url}); "
+            f"Ply Arena on http://{settings.host}:{settings.port}  "
+            f"(db: {shown_db_url(settings.db_url)}); "
             "open it in a browser for the leaderboards and matches"
         )
         make_server(app_, settings, log_level="info").run()

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from ply_arena.server.db.recorder import Recorder
+from ply_arena.server.settings import SettingsError
 
 _SERVER_DIR = Path(__file__).resolve().parent.parent
 #: How long a writer waits for SQLite's write lock before failing.
@@ -65,6 +66,42 @@ def after_commit(session: AsyncSession, callback: Callable[[], None]) -> None:
     session.info.setdefault(AFTER_COMMIT, []).append(callback)
 
 
+class DriverMissingError(SettingsError):
+    """The database URL names a driver that is not installed; the message says what to
+    install."""
+
+
+#: The stores Ply Arena runs on, each with the asynchronous driver it uses.
+DRIVERS = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}
+
+
+def _check_driver(backend: str, driver: str) -> None:
+    """Refuse, in one line that says what to do, a store or driver this server does not run on,
+    and a driver that is not installed."""
+    expected = DRIVERS.get(backend)
+    if expected is None:
+        raise DriverMissingError(
+            f"Ply Arena stores its data in SQLite or PostgreSQL, not {backend}: give an "
+            "sqlite+aiosqlite:///FILE or postgresql+asyncpg://USER@HOST/DB URL"
+        )
+    if driver != expected:
+        raise DriverMissingError(
+            f"Ply Arena talks to {backend} through {expected}, not {driver}: write the URL as "
+            f"{backend}+{expected}://..."
+        )
+    try:
+        __import__(driver)
+    except ImportError:
+        how = (
+            "pip install 'ply-arena[postgres]'"
+            if backend == "postgresql"
+            else f"pip install {driver}"
+        )
+        raise DriverMissingError(
+            f"the database URL needs the Python package {driver!r}, which is not installed: {how}"
+        ) from None
+
+
 class Database:
     """One engine plus a session factory. ``session()`` is the unit of work."""
 
@@ -72,6 +109,7 @@ class Database:
         self.url = url
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        _check_driver(parsed.get_backend_name(), parsed.get_driver_name())
         options: dict[str, Any] = {}
         if self.is_sqlite:
             # The driver's own lock wait is a second line behind busy_timeout.

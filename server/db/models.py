@@ -15,6 +15,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from ply_arena.protocol.dice import LEGACY_SCHEME as LEGACY_DICE_SCHEME
 from ply_arena.protocol.dice import SCHEME as DICE_SCHEME
+from ply_arena.server.db.timestamps import UTCDateTime
 
 # Named constraints keep Alembic migrations deterministic across databases.
 NAMING_CONVENTION = {
@@ -32,7 +33,8 @@ def utcnow() -> datetime:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
-    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON}
+    # Every datetime column is a UTC moment, timezone-aware on both stores (db/timestamps.py).
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, datetime: UTCDateTime}
 
 
 class AdminToken(Base):

@@ -35,9 +35,9 @@ def first_move_then_think(state: Any, legal_moves: list[str], clock: Any) -> str
 
 
 async def test_the_live_page_reloads_into_the_replay_once_the_server_is_back(
-    tmp_path: Path, browser: Browser
+    db_url: str, browser: Browser
 ) -> None:
-    db = tmp_path / "arena.db"
+    db = db_url
     server = start_server_process(db, house_bots="none")
     port = server.port
     tokens = [server.create_bot(name) for name in ("ann", "bob")]

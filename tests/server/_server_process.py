@@ -12,12 +12,14 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from sqlalchemy.engine import make_url
 
 ADMIN_TOKEN = "hostile-test-admin-token"
 
@@ -100,11 +102,19 @@ ARENA = [sys.executable, "-m", "ply_arena"]
 
 
 def start_server_process(
-    db: Path, *, port: int | None = None, arena: list[str] = ARENA, **settings: str
+    db: Path | str, *, port: int | None = None, arena: list[str] = ARENA, **settings: str
 ) -> ServerProcess:
     """Run `arena serve` on ``port`` (default: a free one) with ``ARENA_<NAME>`` settings;
-    returns once it serves. ``arena`` is the command (another installation's, say)."""
+    returns once it serves. ``db`` is an SQLite file or a database URL (the ``db_url`` fixture's:
+    the store under test); the server runs in the file's folder (a URL's: the temporary
+    folder). ``arena`` is the command (another installation's, say)."""
     port = port or free_port()
+    if isinstance(db, str):
+        url = make_url(db)
+        sqlite = url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
+        cwd = Path(str(url.database)).parent if sqlite else Path(tempfile.gettempdir())
+    else:
+        cwd = db.parent
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env.update({f"ARENA_{k.upper()}": v for k, v in settings.items()})
     env["ARENA_ADMIN_TOKEN"] = ADMIN_TOKEN
@@ -114,7 +124,7 @@ def start_server_process(
             "serve",
             *("--host", "127.0.0.1", "--port", str(port), "--db", str(db)),
         ],
-        cwd=db.parent,
+        cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -1,4 +1,5 @@
-"""``arena serve``, ``arena bots`` and ``arena replay`` against a real SQLite file and server."""
+"""``arena serve``, ``arena bots`` and ``arena replay`` against a real database and server (an
+SQLite file; the server's tests also on PostgreSQL with --store postgresql)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from ply_arena.server.db.database import Database
 runner = CliRunner()
 
 
+@pytest.mark.sqlite_only("arena bots on an SQLite file: --db PATH, --init-db, read with sqlite3")
 def test_bots_create_prints_the_token_once_and_stores_its_hash(tmp_path: Path) -> None:
     db = tmp_path / "cli.db"
     result = runner.invoke(app, ["bots", "create", "alice", "--db", str(db), "--init-db"])
@@ -55,6 +57,7 @@ def test_bots_create_prints_the_token_once_and_stores_its_hash(tmp_path: Path) -
     assert runner.invoke(app, ["bots", "rotate", "ghost", "--db", str(db)]).exit_code == 1
 
 
+@pytest.mark.sqlite_only("the default database: the file arena.db in the working directory")
 def test_bots_default_to_arena_db_in_the_working_directory(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
@@ -72,6 +75,7 @@ def test_bots_default_to_arena_db_in_the_working_directory(
     assert listed.stderr.startswith(f"database: {tmp_path.resolve() / 'arena.db'} (from the ")
 
 
+@pytest.mark.sqlite_only("a missing SQLite file is not created without --init-db")
 def test_bots_refuse_to_create_a_database_unless_asked(tmp_path: Path, monkeypatch: Any) -> None:
     # In a directory without the arena's database, a bot written to a new arena.db here would
     # be refused by the running server: say where it looked and how to point at the right one.
@@ -96,11 +100,12 @@ def test_bots_refuse_to_create_a_database_unless_asked(tmp_path: Path, monkeypat
 
 def test_bots_use_the_servers_database(live_server: Any) -> None:
     # The server created its database: the CLI adds a bot to it (no --init-db needed), says
-    # which file it used, and the running server accepts the new bot's token.
-    assert live_server.db_path is not None
-    result = runner.invoke(app, ["bots", "create", "erin", "--db", str(live_server.db_path)])
+    # which database it used (the file, or the URL), and the running server accepts the new
+    # bot's token.
+    result = runner.invoke(app, ["bots", "create", "erin", "--db", live_server.db_option])
     assert result.exit_code == 0, result.output
-    assert result.stderr == f"database: {live_server.db_path.resolve()} (from --db)\n"
+    shown = live_server.db_path.resolve() if live_server.db_path else live_server.db_url
+    assert result.stderr == f"database: {shown} (from --db)\n"
     listed = live_server.api("GET", "/api/bots").json()
     assert "erin" in [b["name"] for b in listed["bots"]]
     token = result.stdout.strip().splitlines()[-1]
@@ -208,6 +213,7 @@ def test_replay_reads_the_server_address_from_what_is_pasted() -> None:
     assert shown == 'pv b2 \\n\\nresult: [1.0, -1.0]  comment "\\x1b[2J\\x07\\x00 ok\\u202e"'
 
 
+@pytest.mark.sqlite_only("arena serve --db FILE: the new file, in WAL mode, read with sqlite3")
 def test_serve_migrates_prints_the_admin_token_and_serves(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -348,6 +354,7 @@ def test_arena_serve_says_a_bad_setting_in_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "x.db").exists()
 
 
+@pytest.mark.sqlite_only("files that are not the arena's SQLite database")
 def test_a_file_that_is_not_the_arenas_database_is_refused_untouched(tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     with sqlite3.connect(other) as raw:

@@ -16,7 +16,10 @@ from _server_process import free_port
 
 from ply_arena import games
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [
+    pytest.mark.timeout(120),
+    pytest.mark.sqlite_only("arena demo keeps its database in an SQLite file of its own"),
+]
 
 
 def test_arena_demo_fills_every_leaderboard_within_a_minute(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ import asyncio
 import random
 import signal
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,8 +22,8 @@ def slow_random(state: State, legal_moves: list[str], clock: Clock) -> str:
     return random.choice(legal_moves)
 
 
-async def test_a_match_lost_to_a_crash_is_played_again(tmp_path: Path) -> None:
-    db = tmp_path / "arena.db"
+async def test_a_match_lost_to_a_crash_is_played_again(db_url: str) -> None:
+    db = db_url
     srv = start_server_process(db, house_bots="none")
     tokens = [srv.create_bot(f"crash{i}") for i in range(2)]
     bots = [

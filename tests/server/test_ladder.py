@@ -15,6 +15,7 @@ from _ws_client import WsBot, rederive
 from conftest import LiveServer
 from sqlalchemy import select
 
+from ply_arena.server.db.database import Database
 from ply_arena.server.db.models import RatingChange
 
 
@@ -55,6 +56,7 @@ async def test_house_bots_and_remote_agents_play_a_ladder(
 
 async def test_a_connect_four_ladder_rates_the_agents_in_order_of_strength(
     start_server: Callable[..., LiveServer],
+    open_database: Callable[[str], Database],
 ) -> None:
     """House bots of three strengths and a remote random agent play 60 rated Connect Four
     matches: every bot plays, seats are balanced per pair, every result is rated, and the final
@@ -79,7 +81,7 @@ async def test_a_connect_four_ladder_rates_the_agents_in_order_of_strength(
         assert max(firsts) - min(firsts) <= 1, (pair, counts)
     # Every finished match is rated: two history points per match.
     ids = {r["id"] for r in result.finished}
-    database = srv.app.state.database
+    database = open_database(srv.db_url)
     async with database.session() as session:
         rows = (
             await session.execute(

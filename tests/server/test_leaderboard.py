@@ -139,7 +139,7 @@ async def test_a_bot_page_has_ratings_recent_matches_and_head_to_head(ladder: Li
 def test_arena_leaderboard_prints_the_table_locally_and_from_a_server(
     ladder: LiveServer,
 ) -> None:
-    db = str(ladder.db_path)
+    db = ladder.db_option
     local = runner.invoke(app, ["leaderboard", "tic_tac_toe", "--db", db])
     assert local.exit_code == 0, local.output
     lines = [line for line in local.output.splitlines() if "alice" in line or "dave" in line]
@@ -194,7 +194,7 @@ def test_arena_leaderboard_without_a_database_points_at_url(tmp_path: Path) -> N
 
 def test_arena_ratings_rebuild_gives_the_same_numbers(ladder: LiveServer) -> None:
     before = ladder.api("GET", "/api/leaderboard/tic_tac_toe").json()
-    result = runner.invoke(app, ["ratings", "rebuild", "--db", str(ladder.db_path)])
+    result = runner.invoke(app, ["ratings", "rebuild", "--db", ladder.db_option])
     assert result.exit_code == 0, result.output
     assert f"from {len(RESULTS)} rated match(es)" in result.output
     assert ladder.api("GET", "/api/leaderboard/tic_tac_toe").json() == before

@@ -542,14 +542,11 @@ async def test_a_move_received_after_its_deadline_loses_on_time(database: Databa
     assert stored["moves"] == []  # the late move was not played
 
 
-async def test_a_lost_move_write_stores_the_match_as_aborted(
-    database: Database, db_url: str
-) -> None:
+async def test_a_lost_move_write_stores_the_match_as_aborted(database: Database) -> None:
     """A record that does not re-derive is never stored as a result: when a move's row is
     missing at the end (a write lost), the match is stored ``aborted``, payoffs all zero."""
-    import sqlite3
+    from sqlalchemy import text
 
-    db_path = db_url.split("///", 1)[1]
     async with database.session() as session:
         a, _ = await bot_repo.create_bot(session, "lost_a")
         b, _ = await bot_repo.create_bot(session, "lost_b")
@@ -567,8 +564,10 @@ async def test_a_lost_move_write_stores_the_match_as_aborted(
 
         async def _lose_then_play(self, turn: dict[str, Any]) -> None:
             await database.recorder.flush()  # plies 0-3 are committed
-            with sqlite3.connect(db_path) as raw:
-                raw.execute("DELETE FROM moves WHERE match_id = 'lostwrite' AND ply = 1")
+            async with database.session() as session:  # behind the recorder's back
+                await session.execute(
+                    text("DELETE FROM moves WHERE match_id = 'lostwrite' AND ply = 1")
+                )
             move = MakeMove(match_id=turn["match_id"], ply=turn["ply"], move=self.moves.pop(0))
             self.runner.submit(self.bot_id, move, time.monotonic())
 

@@ -87,6 +87,7 @@ async def lobby_match(
 
 async def test_lobby_matches_are_rated_and_a_rebuild_gives_the_same_numbers(
     live_server: LiveServer,
+    open_database: Callable[[str], Database],
 ) -> None:
     srv = live_server
     bots = [await WsBot.connect(srv.ws_url, srv.create_bot()[1]) for _ in range(3)]
@@ -99,7 +100,7 @@ async def test_lobby_matches_are_rated_and_a_rebuild_gives_the_same_numbers(
         )
         ends.append(end)
     assert all(e["termination"] == "normal" and e["payoffs"] == [1.0, -1.0] for e in ends)
-    database = srv.app.state.database
+    database = open_database(srv.db_url)
     ratings, history = await snapshot(database)
     assert len(history) == 2 * len(ends)
     by_bot: dict[int, tuple[Any, ...]] = {row[0]: row for row in ratings}
@@ -122,6 +123,7 @@ async def test_lobby_matches_are_rated_and_a_rebuild_gives_the_same_numbers(
 
 async def test_challenges_are_unrated_unless_the_server_allows_it(
     start_server: Callable[..., LiveServer],
+    open_database: Callable[[str], Database],
 ) -> None:
     for allowed in (False, True):
         srv = start_server(rated_challenges=allowed)
@@ -134,7 +136,7 @@ async def test_challenges_are_unrated_unless_the_server_allows_it(
         await b.send({"type": "accept", "challenge_id": received["challenge_id"]})
         start = await a.expect("match_start")
         await asyncio.gather(play(a, start["match_id"]), play(b, start["match_id"]))
-        _, history = await snapshot(srv.app.state.database)
+        _, history = await snapshot(open_database(srv.db_url))
         assert len(history) == (2 if allowed else 0), allowed
         page = srv.api("GET", "/api/leaderboard/tic_tac_toe").json()
         assert page["total"] == (2 if allowed else 0)
@@ -143,6 +145,7 @@ async def test_challenges_are_unrated_unless_the_server_allows_it(
 
 async def test_forfeits_are_rated_as_stored_and_aborts_are_not(
     start_server: Callable[..., LiveServer],
+    open_database: Callable[[str], Database],
 ) -> None:
     srv = start_server()
     _, ta = srv.create_bot()
@@ -164,7 +167,7 @@ async def test_forfeits_are_rated_as_stored_and_aborts_are_not(
     await first.send({"type": "join", "game": "tic_tac_toe"})
     await second.send({"type": "join", "game": "tic_tac_toe"})
     await first.expect("match_start")
-    before = await snapshot(srv.app.state.database)
+    before = await snapshot(open_database(srv.db_url))
     srv.stop()
     database = Database(srv.db_url)
     try:
@@ -181,7 +184,7 @@ async def test_forfeits_are_rated_as_stored_and_aborts_are_not(
             )
             # ... and its record says so: rated false, as GET /api/matches/{id} serves it.
             flagged = await session.scalar(
-                text("SELECT count(*) FROM matches WHERE status = 'aborted' AND rated = 1")
+                text("SELECT count(*) FROM matches WHERE status = 'aborted' AND rated")
             )
         assert aborted == unrated == 1
         assert flagged == 0
@@ -221,6 +224,7 @@ async def test_three_players_are_rated_by_finishing_order(database: Database) ->
 
 async def test_the_server_rebuilds_missing_ratings_on_start(
     start_server: Callable[..., LiveServer],
+    open_database: Callable[[str], Database],
 ) -> None:
     """A database whose rated results have no rating rows (one from before ratings, or with its
     rating tables emptied) gets them back, computed from the matches, when the server starts."""
@@ -230,7 +234,7 @@ async def test_the_server_rebuilds_missing_ratings_on_start(
     a, b, start, _ = await start_pair(srv.ws_url, ta, tb, move_ms=3000)
     mid = start["match_id"]
     await asyncio.gather(play(a, mid), play(b, mid))
-    before = await snapshot(srv.app.state.database)
+    before = await snapshot(open_database(srv.db_url))
     assert before[1]
     srv.stop()
     database = Database(srv.db_url)
@@ -241,10 +245,11 @@ async def test_the_server_rebuilds_missing_ratings_on_start(
     finally:
         await database.dispose()
     again = start_server()
-    assert await snapshot(again.app.state.database) == before
+    assert await snapshot(open_database(again.db_url)) == before
     assert again.app.state.referee.ratings.get(before[0][0][0], "tic_tac_toe") == before[0][0][2:4]
 
 
+@pytest.mark.sqlite_only("arena serve on an SQLite file: the stale server mark, read with sqlite3")
 async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
     tmp_path: Path,
 ) -> None:
@@ -310,6 +315,7 @@ async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
         await database.dispose()
 
 
+@pytest.mark.sqlite_only("the server mark beside an SQLite file (server/db/server_mark.py)")
 def test_rebuild_and_a_second_server_refuse_a_database_a_server_runs_on(tmp_path: Path) -> None:
     # The server holds the ratings in memory: a rebuild behind its back would be overwritten
     # by its next result, and a second server would abort the first one's matches.

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
+import pytest
 
 from ply_arena import games
 
@@ -61,6 +62,7 @@ def _wait_healthy(url: str, proc: subprocess.Popen[Any], log: Path) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.sqlite_only("the README's quickstart runs on the default database, arena.db")
 def test_readme_quickstart_two_bots_play_and_the_match_replays(tmp_path: Path) -> None:
     started = time.monotonic()
     # Nothing from the caller's environment may point the CLI at another database or token.

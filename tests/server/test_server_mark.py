@@ -14,6 +14,8 @@ import pytest
 
 from ply_arena.server.db import server_mark
 
+pytestmark = pytest.mark.sqlite_only("the server mark is a file beside an SQLite database")
+
 
 def write_mark(db: Path, pid: int, **extra: object) -> None:
     body = {"pid": pid, "host": socket.gethostname(), "started_at": 0.0, **extra}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -125,12 +124,12 @@ async def test_frames_refused_within_the_rate_cost_no_strike(
 
 
 @pytest.fixture
-def plain_server(tmp_path: Path) -> Iterator[str]:
+def plain_server(db_url: str) -> Iterator[str]:
     """The app under plain uvicorn (``uvicorn ply_arena.server.app:create_app --factory``, as
     someone may deploy it): uvicorn's own WebSocket protocol, whose frame limit is 16 MiB, so
     nothing but the session stands between a large frame and the parser. The WebSocket URL."""
     settings = Settings(
-        db_url=f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}",
+        db_url=db_url,
         admin_token="admin-token-for-tests",
         print_admin_token=False,
         house_bots="",

@@ -489,9 +489,9 @@ async def test_what_a_spectator_sends_is_answered_and_disturbs_nothing(
 
 
 async def test_shutdown_ends_the_streams_with_the_aborted_match_end_within_the_grace(
-    tmp_path: Any,
+    db_url: str,
 ) -> None:
-    server = start_server_process(tmp_path / "arena.db", house_bots="none")
+    server = start_server_process(db_url, house_bots="none")
     try:
         tokens = [server.create_bot(name) for name in ("watched_a", "watched_b")]
         a, b, sa, _ = await start_pair(server.ws_url, *tokens, move_ms=30_000)

@@ -1,11 +1,11 @@
-"""Storage on a real SQLite file: schema vs migration, pragmas, every move persisted, aborting
-unfinished matches on restart, tokens stored only as hashes, and concurrent writers."""
+"""Storage on a real database (an SQLite file; a PostgreSQL database with --store postgresql):
+schema vs migration, pragmas, every move persisted, aborting unfinished matches on restart, tokens
+stored only as hashes, and concurrent writers."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, select, text
 from sqlalchemy.exc import IntegrityError
 
 from ply_arena.server.db.database import Database
@@ -23,7 +23,9 @@ from ply_arena.server.repositories import bots, matches
 
 
 def _diff(connection: Connection) -> list[Any]:
-    context = MigrationContext.configure(connection, opts={"compare_type": True})
+    context = MigrationContext.configure(
+        connection, opts={"compare_type": True, "compare_server_default": True}
+    )
     return list(compare_metadata(context, Base.metadata))
 
 
@@ -31,11 +33,12 @@ async def test_migration_creates_exactly_the_models(database: Database) -> None:
     async with database.engine.connect() as conn:
         assert await conn.run_sync(_diff) == []
         version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar()
-    assert version == "0007"
+    assert version == "0008"
     # Migrating again is a no-op.
     await database.migrate()
 
 
+@pytest.mark.sqlite_only("SQLite's own pragmas: WAL journal, foreign keys, busy timeout")
 async def test_sqlite_connections_use_wal_foreign_keys_and_busy_timeout(database: Database) -> None:
     async with database.session() as session:
         assert (await session.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
@@ -182,16 +185,29 @@ def _database_bytes(db_path: Path) -> bytes:
     return b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
 
 
+async def _every_stored_value(database: Database) -> str:
+    """Every row of every table, as text (what a dump of the database would show)."""
+    async with database.session() as session:
+        rows = [
+            row
+            for table in Base.metadata.sorted_tables
+            for row in (await session.execute(select(table))).all()
+        ]
+    return "\n".join(repr(tuple(row)) for row in rows)
+
+
 async def test_tokens_are_stored_only_as_hashes(database: Database, db_url: str) -> None:
     async with database.session() as session:
         _bot, token = await bots.create_bot(session, "alice")
         await bots.set_admin_token(session, "the-admin-secret-token")
-    db_path = Path(db_url.partition(":///")[2])
-    stored = _database_bytes(db_path)
-    assert token.encode() not in stored
-    assert b"the-admin-secret-token" not in stored
-    with sqlite3.connect(db_path) as raw:
-        (digest,) = raw.execute("SELECT token_hash FROM bots WHERE name='alice'").fetchone()
+    stored = await _every_stored_value(database)
+    assert token not in stored and "the-admin-secret-token" not in stored
+    if db_url.startswith("sqlite"):  # the file's bytes too, its journal and free pages included
+        stored_bytes = _database_bytes(Path(db_url.partition(":///")[2]))
+        assert token.encode() not in stored_bytes
+        assert b"the-admin-secret-token" not in stored_bytes
+    async with database.session() as session:
+        digest = await session.scalar(text("SELECT token_hash FROM bots WHERE name = 'alice'"))
     assert digest == hashlib.sha256(token.encode()).hexdigest()
     async with database.session() as session:
         assert (await bots.bot_by_token(session, token)).name == "alice"  # type: ignore[union-attr]
@@ -301,9 +317,9 @@ async def test_bot_names_are_unique_whatever_their_case(db_url: str) -> None:
                 await conn.execute(
                     text(
                         "INSERT INTO bots (name, token_hash, enabled, created_at) "
-                        "VALUES (:n, :t, 1, '2026-11-01 00:00:00')"
+                        "VALUES (:n, :t, :e, '2026-11-01 00:00:00')"
                     ),
-                    {"n": name, "t": token},
+                    {"n": name, "t": token, "e": True},
                 )
         await database.migrate()
         async with database.session() as session:

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import random
-import sqlite3
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 from _server_process import ADMIN_TOKEN, start_server_process
 from _waiting import until_read
+from sqlalchemy import text
 
 from ply_arena.protocol.client import BotClient
+from ply_arena.server.db.database import Database
 from ply_arena.server.tournaments.schedule import round_robin
 
 ENTRANTS = [f"crash{i}" for i in range(5)]
@@ -40,9 +40,9 @@ async def _doc(url: str) -> dict[str, Any]:
 
 
 async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeating_a_game(
-    tmp_path: Path,
+    db_url: str,
 ) -> None:
-    db = tmp_path / "arena.db"
+    db = db_url
     server = start_server_process(db)
     port = server.port
     tokens = [server.create_bot(name) for name in ENTRANTS]
@@ -83,7 +83,7 @@ async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeatin
         server.proc.kill()  # kill -9: no shutdown, no aborted matches written
         server.proc.wait(timeout=10)
         server.stop()
-        before = _games(db)
+        before = await _games(db)
         assert any(status == "playing" for _, _, status, _ in before)
 
         server = start_server_process(db, port=port)  # the bots reconnect to the same address
@@ -111,10 +111,7 @@ async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeatin
             assert any(g["match_id"] == match_id for g in games), (game_id, match_id)
     match_ids = [g["match_id"] for g in games]
     assert len(set(match_ids)) == 20
-    with sqlite3.connect(db) as conn:
-        stored = dict(
-            conn.execute("SELECT id, status FROM matches WHERE origin = 'tournament'").fetchall()
-        )
+    stored = dict(await _rows(db, "SELECT id, status FROM matches WHERE origin = 'tournament'"))
     # Every match the tournament counts finished; the others were cut off by the kill and
     # closed as aborted at the restart, one per replay.
     assert all(stored[m] == "finished" for m in match_ids)
@@ -134,13 +131,23 @@ async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeatin
     assert sum(r["games"] for r in doc["standings"]) == 40
 
 
-def _games(db: Path) -> list[tuple[int, str | None, str, str | None]]:
+async def _rows(db_url: str, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of a query, on a connection of the test's own (the server's is another process)."""
+    database = Database(db_url)
+    try:
+        async with database.session() as session:
+            return [tuple(row) for row in (await session.execute(text(sql))).all()]
+    finally:
+        await database.dispose()
+
+
+async def _games(db_url: str) -> list[tuple[int, str | None, str, str | None]]:
     """Each tournament game: id, match id, status, and its match's status (None: not stored)."""
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT g.id, g.match_id, g.status, m.status FROM tournament_games g"
-            " LEFT JOIN matches m ON m.id = g.match_id ORDER BY g.id"
-        ).fetchall()
+    rows = await _rows(
+        db_url,
+        "SELECT g.id, g.match_id, g.status, m.status FROM tournament_games g"
+        " LEFT JOIN matches m ON m.id = g.match_id ORDER BY g.id",
+    )
     return [(int(a), b, str(c), d) for a, b, c, d in rows]
 
 
@@ -150,8 +157,8 @@ def slower_random(state: Any, legal_moves: list[str], clock: Any) -> str:
     return random.choice(legal_moves)
 
 
-async def test_a_paused_tournament_shows_what_a_restart_cut_off(tmp_path: Path) -> None:
-    db = tmp_path / "arena.db"
+async def test_a_paused_tournament_shows_what_a_restart_cut_off(db_url: str) -> None:
+    db = db_url
     server = start_server_process(db)
     port = server.port
     tokens = [server.create_bot(name) for name in ENTRANTS[:3]]

@@ -276,7 +276,7 @@ async def test_absent_bots_lose_by_no_show_and_a_paused_tournament_starts_nothin
         assert paused.status_code == 200 and paused.json()["status"] == "paused"
         # The director stops once paused; the game under way (if any) still ends and counts.
         # (The server runs in a thread of its own: its tasks are watched, not awaited.)
-        tid = task_id(srv, "with-absent")
+        tid = await task_id(srv, "with-absent")
         director = directors._directors[tid]
         await until(director.done, 30, "the director to stop")
         await until(lambda: directors.playing(tid) == 0, 30, "the game under way to end")
@@ -311,13 +311,22 @@ async def test_absent_bots_lose_by_no_show_and_a_paused_tournament_starts_nothin
     assert sum(int(r["no_shows"]) for r in grades) == 6
 
 
-def task_id(srv: LiveServer, name: str) -> int:
-    import sqlite3
+async def task_id(srv: LiveServer, name: str) -> int:
+    """The tournament's id, read from the server's database (the API does not show it)."""
+    from sqlalchemy import text
 
-    assert srv.db_path is not None
-    with sqlite3.connect(srv.db_path) as db:
-        row = db.execute("SELECT id FROM tournaments WHERE name = ?", (name,)).fetchone()
-    return int(row[0])
+    from ply_arena.server.db.database import Database
+
+    database = Database(srv.db_url)
+    try:
+        async with database.session() as session:
+            found = await session.scalar(
+                text("SELECT id FROM tournaments WHERE name = :name"), {"name": name}
+            )
+    finally:
+        await database.dispose()
+    assert found is not None, name
+    return int(found)
 
 
 async def test_a_gauntlet_ranks_its_entrants_against_the_pool(live_server: LiveServer) -> None:

@@ -81,7 +81,7 @@ def upgrade() -> None:
 
     with op.batch_alter_table("bots", schema=None) as batch_op:
         batch_op.add_column(
-            sa.Column("house", sa.Boolean(), server_default=sa.text("0"), nullable=False)
+            sa.Column("house", sa.Boolean(), server_default=sa.false(), nullable=False)
         )
         batch_op.add_column(sa.Column("agent", sa.String(length=100), nullable=True))
 
@@ -90,7 +90,7 @@ def upgrade() -> None:
             sa.Column("origin", sa.String(length=16), server_default="lobby", nullable=False)
         )
         batch_op.add_column(
-            sa.Column("rated", sa.Boolean(), server_default=sa.text("0"), nullable=False)
+            sa.Column("rated", sa.Boolean(), server_default=sa.false(), nullable=False)
         )
 
     with op.batch_alter_table("results", schema=None) as batch_op:

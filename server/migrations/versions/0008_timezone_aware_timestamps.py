@@ -1,0 +1,79 @@
+"""timestamps timezone-aware: PostgreSQL's timestamptz, SQLite's text with its offset
+
+Revision ID: 0008
+Revises: 0007
+Create Date: 2026-11-27 02:10:00
+
+Every time this server stored was UTC, written without its offset. On PostgreSQL the columns
+become ``timestamp with time zone``, the old values read as UTC. On SQLite (text) each stored
+value gets ``+00:00`` appended, the form server/db/timestamps.py now writes; the column type
+stays DATETIME there, so no table is rebuilt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0008"
+down_revision: str | None = "0007"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+#: (table, column, nullable) of every timestamp.
+TIMESTAMPS = (
+    ("admin_tokens", "created_at", False),
+    ("classes", "created_at", False),
+    ("bots", "created_at", False),
+    ("matches", "created_at", False),
+    ("moves", "played_at", False),
+    ("chance_events", "played_at", False),
+    ("results", "finished_at", False),
+    ("ratings", "last_played_at", True),
+    ("rating_history", "at", False),
+    ("tournaments", "created_at", False),
+    ("tournaments", "started_at", True),
+    ("tournaments", "finished_at", True),
+    ("tournament_games", "finished_at", True),
+)
+OFFSET = "+00:00"
+
+
+def upgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        for table, column, _ in TIMESTAMPS:
+            op.execute(
+                f"UPDATE {table} SET {column} = {column} || '{OFFSET}' "
+                f"WHERE {column} IS NOT NULL AND {column} NOT LIKE '%{OFFSET}'"
+            )
+        return
+    for table, column, nullable in TIMESTAMPS:
+        op.alter_column(
+            table,
+            column,
+            type_=sa.DateTime(timezone=True),
+            existing_type=sa.DateTime(),
+            existing_nullable=nullable,
+            postgresql_using=f"{column} AT TIME ZONE 'UTC'",
+        )
+
+
+def downgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        for table, column, _ in TIMESTAMPS:
+            op.execute(
+                f"UPDATE {table} SET {column} = substr({column}, 1, length({column}) - "
+                f"{len(OFFSET)}) WHERE {column} LIKE '%{OFFSET}'"
+            )
+        return
+    for table, column, nullable in TIMESTAMPS:
+        op.alter_column(
+            table,
+            column,
+            type_=sa.DateTime(),
+            existing_type=sa.DateTime(timezone=True),
+            existing_nullable=nullable,
+            postgresql_using=f"{column} AT TIME ZONE 'UTC'",
+        )
