@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import typer
 
 
@@ -44,6 +46,9 @@ def register(app: typer.Typer) -> None:
             )
             raise typer.Exit(1)
         try:
+            # The database is reachable and migrated before uvicorn starts: a wrong URL or a
+            # database server that is down is one line here, not a traceback from the lifespan.
+            asyncio.run(_open(settings.db_url))
             app_ = create_app(settings)
         except ValueError as exc:  # a setting refused, e.g. ARENA_HOUSE_BOTS: said in one line
             typer.echo(f"error: {exc}", err=True)
@@ -54,3 +59,13 @@ def register(app: typer.Typer) -> None:
             "open it in a browser for the leaderboards and matches"
         )
         make_server(app_, settings, log_level="info").run()
+
+
+async def _open(db_url: str) -> None:
+    from ply_arena.server.db.database import Database
+
+    database = Database(db_url)
+    try:
+        await database.migrate()
+    finally:
+        await database.dispose()

@@ -17,6 +17,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -25,7 +26,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from ply_arena.server.db.recorder import Recorder
-from ply_arena.server.settings import SettingsError
+from ply_arena.server.settings import SettingsError, shown_db_url
 
 _SERVER_DIR = Path(__file__).resolve().parent.parent
 #: How long a writer waits for SQLite's write lock before failing.
@@ -66,6 +67,11 @@ def after_commit(session: AsyncSession, callback: Callable[[], None]) -> None:
     session.info.setdefault(AFTER_COMMIT, []).append(callback)
 
 
+class DatabaseUnavailableError(SettingsError):
+    """The database cannot be reached (no server there, wrong credentials, no such database);
+    the message names it (without its password) and the reason."""
+
+
 class DriverMissingError(SettingsError):
     """The database URL names a driver that is not installed; the message says what to
     install."""
@@ -75,9 +81,17 @@ class DriverMissingError(SettingsError):
 DRIVERS = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}
 
 
-def _check_driver(backend: str, driver: str) -> None:
+def _reason(error: BaseException) -> str:
+    """The driver's own words, first line only (SQLAlchemy appends its background links)."""
+    original = getattr(error, "orig", None) or error
+    return (str(original).strip().splitlines() or [type(original).__name__])[0]
+
+
+def check_database_url(url: str) -> None:
     """Refuse, in one line that says what to do, a store or driver this server does not run on,
-    and a driver that is not installed."""
+    and a driver that is not installed (:class:`DriverMissingError`)."""
+    parsed = make_url(url)
+    backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
     expected = DRIVERS.get(backend)
     if expected is None:
         raise DriverMissingError(
@@ -109,7 +123,7 @@ class Database:
         self.url = url
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
-        _check_driver(parsed.get_backend_name(), parsed.get_driver_name())
+        check_database_url(url)
         options: dict[str, Any] = {}
         if self.is_sqlite:
             # The driver's own lock wait is a second line behind busy_timeout.
@@ -124,9 +138,23 @@ class Database:
         self.recorder = Recorder(self)
 
     async def migrate(self, revision: str = "head") -> None:
-        """Bring the schema up to ``revision`` (Alembic upgrade), on this engine's connection."""
-        async with self.engine.begin() as conn:
-            await conn.run_sync(_upgrade, revision)
+        """Bring the schema up to ``revision`` (Alembic upgrade), on this engine's connection.
+
+        The first thing every command and the server do with a database: one that cannot be
+        reached is said in one line (:class:`DatabaseUnavailableError`), not a driver traceback.
+        """
+        try:
+            conn = await self.engine.connect()
+        except (OSError, DBAPIError) as error:
+            raise DatabaseUnavailableError(
+                f"cannot open the database {shown_db_url(self.url)}: {_reason(error)}; check "
+                "that its server runs and that the URL (--db or ARENA_DB_URL) names it"
+            ) from None
+        try:
+            async with conn.begin():
+                await conn.run_sync(_upgrade, revision)
+        finally:
+            await conn.close()
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:

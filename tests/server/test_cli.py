@@ -379,3 +379,57 @@ def test_a_file_that_is_not_the_arenas_database_is_refused_untouched(tmp_path: P
     assert runner.invoke(app, ["bots", "list", "--db", str(empty)]).exit_code == 1
     made = runner.invoke(app, ["bots", "create", "ann", "--db", str(empty), "--init-db"])
     assert made.exit_code == 0, made.output
+
+
+def test_database_urls_get_their_driver_and_print_without_password() -> None:
+    from ply_arena.server.settings import normalize_db_url, shown_db_url
+
+    assert normalize_db_url("x.db") == "sqlite+aiosqlite:///x.db"
+    assert normalize_db_url("sqlite:///x.db") == "sqlite+aiosqlite:///x.db"
+    # As hosting services hand them out:
+    assert normalize_db_url("postgres://u:p@h:5433/d") == "postgresql+asyncpg://u:p@h:5433/d"
+    assert normalize_db_url("postgresql://u@h/d") == "postgresql+asyncpg://u@h/d"
+    assert normalize_db_url("postgresql+asyncpg://u@h/d") == "postgresql+asyncpg://u@h/d"
+    assert shown_db_url("postgresql+asyncpg://u:s3cret@h/d") == "postgresql+asyncpg://u:***@h/d"
+    assert shown_db_url("sqlite+aiosqlite:///x.db") == "sqlite+aiosqlite:///x.db"
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("mysql+aiomysql://u@h/d", "stores its data in SQLite or PostgreSQL, not mysql"),
+        ("postgresql+psycopg2://u@h/d", "through asyncpg, not psycopg2"),
+        # Nothing listens on port 1: the server is down, said with the URL, password hidden.
+        (
+            "postgresql://u:s3cret@127.0.0.1:1/d",
+            "cannot open the database postgresql+asyncpg://u:***@",
+        ),
+    ],
+)
+def test_arena_serve_says_a_database_it_cannot_use_in_one_line(
+    tmp_path: Path, url: str, says: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ply_arena", "serve", "--db", url, "--port", "1"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], done.stderr
+    assert "s3cret" not in done.stderr + done.stdout
+
+
+def test_a_missing_postgresql_database_is_said_by_every_command(db_url: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    if not db_url.startswith("postgresql"):
+        # On SQLite a missing file is refused by name already (the bots tests above).
+        db_url = "postgresql+asyncpg://arena@127.0.0.1:1/none"
+    missing = make_url(db_url).set(database="no_such_database").render_as_string(False)
+    done = subprocess.run(
+        [sys.executable, "-m", "ply_arena", "bots", "list", "--db", missing],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("error: cannot open the database ")
+    assert "Traceback" not in done.stderr
