@@ -2,6 +2,7 @@
 
     python -m bench.ladder ratings                    # the figures of docs/benchmarks.md
     python -m bench.ladder ratings --rated-matches 20000 --rebuilds 1   # quicker
+    python -m bench.ladder ratings --store both      # the rebuild on SQLite and on PostgreSQL
 
 Three measurements, each against a peer measured in the same run:
 
@@ -10,7 +11,8 @@ Three measurements, each against a peer measured in the same run:
    ratings, history and rating order in one transaction) against the same write on unrated
    matches (the result alone). The difference per match is what rating adds to the recorder.
 2. **Rebuild.** ``--rated-matches`` rated results between ``--bots`` bots in one game, written
-   straight into a fresh SQLite file, then ``ply_arena.server.ratings.rebuild.rebuild`` (what
+   straight into a fresh SQLite file (``--store postgresql`` or ``both``: a database in a
+   throwaway PostgreSQL cluster with durable settings, bench/_stores.py), then ``ply_arena.server.ratings.rebuild.rebuild`` (what
    ``arena ratings rebuild`` runs), against reading the same rated results (its database part
    alone).
 3. **Leaderboard.** A real server (uvicorn, as ``arena serve``) on that database answers
@@ -35,6 +37,7 @@ import httpx
 from sqlalchemy import insert
 
 from bench._in_process import serve
+from bench._stores import STORES, open_store
 from ply_arena.server.db.database import Database
 from ply_arena.server.db.models import Base, Bot, Match, Result, Seat
 from ply_arena.server.ratings import RatingBook, RatingModel
@@ -228,17 +231,23 @@ async def measure(args: argparse.Namespace) -> list[str]:
             )
         matches = args.rated_matches
         db_path = workdir / "ladder.db"
-        database = Database(f"sqlite+aiosqlite:///{db_path}")
-        await database.migrate()
-        await fill(database, args.bots, matches)
-        full, reads = await rebuild_times(database, args.rebuilds)
-        lines.append(
-            f"rebuild of {matches:,} rated matches between {args.bots:,} bots: median "
-            f"{statistics.median(full):.2f} s (runs: {', '.join(f'{t:.2f}' for t in full)}); "
-            f"reading them alone {statistics.median(reads):.2f} s "
-            f"(x{statistics.median(full) / statistics.median(reads):.1f})"
-        )
-        await database.dispose()
+        for kind in args.stores:
+            with open_store(kind, workdir) as store:
+                database = Database(store.url("ladder"))
+                await database.migrate()
+                await fill(database, args.bots, matches)
+                full, reads = await rebuild_times(database, args.rebuilds)
+                where = f" on {kind}" + (f" {store.version.split()[0]}" if store.version else "")
+                lines.append(
+                    f"rebuild of {matches:,} rated matches between {args.bots:,} bots{where}: "
+                    f"median {statistics.median(full):.2f} s (runs: "
+                    f"{', '.join(f'{t:.2f}' for t in full)}); reading them alone "
+                    f"{statistics.median(reads):.2f} s "
+                    f"(x{statistics.median(full) / statistics.median(reads):.1f})"
+                )
+                await database.dispose()
+        if "sqlite" not in args.stores:
+            return lines
         times = leaderboard_latency(db_path)
         board, health = times["leaderboard"], times["health"]
         lines.append(
@@ -255,8 +264,16 @@ def add_arguments(group: Any) -> None:
         "--rated-matches", type=int, default=100_000, help="stored rated matches (ratings)"
     )
     group.add_argument("--rebuilds", type=int, default=3, help="rebuilds timed (ratings)")
+    group.add_argument(
+        "--store",
+        choices=[*STORES, "both"],
+        default="sqlite",
+        help="where the rebuild runs (ratings): an SQLite file, a throwaway PostgreSQL cluster "
+        "with durable settings, or both; the leaderboard is measured on SQLite",
+    )
 
 
 def run(args: argparse.Namespace) -> str:
     """The section's report (``python -m bench.ladder ratings``); uses ``--bots`` too."""
+    args.stores = list(STORES) if args.store == "both" else [args.store]
     return "ratings\n" + "\n".join("  " + line for line in asyncio.run(measure(args)))

@@ -2,6 +2,7 @@
 
     python -m bench.server                      # 200 concurrent tic-tac-toe matches, 20 s each side
     python -m bench.server --matches 200 --game connect_four --duration 20
+    python -m bench.server --store both         # the arena on SQLite and on PostgreSQL, one relay
 
 Two phases, each with 2 x ``--matches`` bots that answer at once (a random legal move), spread over
 ``--procs`` worker processes, each running many asyncio ``websockets`` clients:
@@ -16,6 +17,11 @@ Measured in a window after a warm-up: relayed moves per second, the latency from
 to the opponent's ``turn`` received (p50, p99; both ends stamp ``time.monotonic()``, one clock for
 all processes on Linux), the server process's CPU and memory (psutil). After the arena phase the
 database is checked: every move a bot sent must be stored.
+
+``--store postgresql`` runs the arena phase on a database in a throwaway PostgreSQL cluster with
+its durable defaults (bench/_stores.py; Debian's postgresql package), ``--store both`` on each
+store in turn beside the same relay; the database server's CPU (its own processes) is measured
+over the same window and counted in the CPU per move.
 
 House bots (``--house``): instead of the relay, the same arena phase twice, alternating
 (``--repeat`` pairs): without house bots, and with one house bot (``--house-agent``, default
@@ -57,6 +63,7 @@ import websockets
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
 
+from bench._stores import STORES, Store, open_store
 from ply_arena.protocol.messages import PROTOCOL_VERSION
 
 # --- bots (run in worker processes) -------------------------------------------------------------
@@ -508,6 +515,8 @@ class PhaseResult:
     rss_mb: float
     stats: BotStats
     lone: LoneStats | None = None
+    #: The database server's CPU over the window (PostgreSQL; None where it is the arena's own).
+    db_cpu_percent: float | None = None
 
 
 def measure(
@@ -518,6 +527,7 @@ def measure(
     args: argparse.Namespace,
     lone_tokens: list[str] | None = None,
     burners: int = 0,
+    store: Store | None = None,
 ) -> PhaseResult:
     server = psutil.Process(proc.pid)
     rss_peak = [0.0]
@@ -541,6 +551,8 @@ def measure(
         t = server.cpu_times()
         cpu_marks[key] = t.user + t.system
         cpu_marks[key + "_wall"] = time.monotonic()
+        if store is not None and store.kind != "sqlite":
+            cpu_marks[key + "_db"] = store.cpu_seconds()
 
     # Bots start together once every process is up (spawning takes a moment per process).
     start_at = time.monotonic() + 2.0 + 0.3 * args.procs
@@ -593,7 +605,11 @@ def measure(
     relayed = sum(1 for _, _, t in stats.sent if lo <= t < hi)
     window = hi - lo
     busy = sum(max(0.0, min(e, hi) - max(s, lo)) for s, e in stats.spans)
-    cpu = (cpu_marks["b"] - cpu_marks["a"]) / (cpu_marks["b_wall"] - cpu_marks["a_wall"]) * 100
+    wall = cpu_marks["b_wall"] - cpu_marks["a_wall"]
+    cpu = (cpu_marks["b"] - cpu_marks["a"]) / wall * 100
+    db_cpu = None
+    if "a_db" in cpu_marks:
+        db_cpu = (cpu_marks["b_db"] - cpu_marks["a_db"]) / wall * 100
 
     return PhaseResult(
         name=name,
@@ -607,6 +623,7 @@ def measure(
         rss_mb=rss_peak[0],
         stats=stats,
         lone=lone,
+        db_cpu_percent=db_cpu,
     )
 
 
@@ -648,11 +665,14 @@ def arena_phase(
     house_env: dict[str, str] | None = None,
     lone: int = 0,
     burners: int = 0,
+    store: Store | None = None,
 ) -> tuple[PhaseResult, tuple[int, dict[str, int]]]:
-    """One arena phase on a fresh database. No house bots unless ``house_env`` configures them
-    (a bot left alone at the end would otherwise meet one and prolong the phase); ``lone`` bots
-    wait alone in queues of their own for the house bot."""
-    db_url = f"sqlite+aiosqlite:///{workdir / (name + '.db')}"
+    """One arena phase on a fresh database (an SQLite file in ``workdir`` unless ``store`` says
+    otherwise). No house bots unless ``house_env`` configures them (a bot left alone at the end
+    would otherwise meet one and prolong the phase); ``lone`` bots wait alone in queues of their
+    own for the house bot."""
+    store = store or Store("sqlite", workdir)
+    db_url = store.url(name)
     tokens = asyncio.run(_create_bots(db_url, 2 * args.matches))
     lone_tokens = asyncio.run(_create_bots(db_url, lone, "lone")) if lone else None
     port = free_port()
@@ -668,7 +688,7 @@ def arena_phase(
     try:
         wait_for_port(port, proc)
         url = f"ws://127.0.0.1:{port}/ws"
-        result = measure(name, proc, url, tokens, args, lone_tokens, burners)
+        result = measure(name, proc, url, tokens, args, lone_tokens, burners, store)
     finally:
         stop(proc)
         log.close()
@@ -694,42 +714,75 @@ def relay_phase(args: argparse.Namespace, workdir: Path, plies: int, deflate: bo
 
 
 def report(
-    arena: PhaseResult, relay: PhaseResult, stored: tuple[int, dict[str, int]], args: Any
+    arenas: list[tuple[PhaseResult, tuple[int, dict[str, int]]]],
+    relay: PhaseResult,
+    args: Any,
 ) -> str:
+    """The arena phases (one per store) against the relay of the same run."""
+    first = arenas[0][0]
     lines = [
         f"bench.server: {args.matches} concurrent {args.game} matches, {2 * args.matches} bots in "
         f"{args.procs} processes, think {args.think_ms:g} ms, {args.duration:.0f} s per phase "
         f"({args.warmup:.0f} s warm-up), {os.cpu_count()} cores, load average before: "
-        f"{args.load_before}, permessage-deflate: {'on' if arena.stats.deflate else 'off'}",
+        f"{args.load_before}, permessage-deflate: {'on' if first.stats.deflate else 'off'}"
+        + (f", stores: {', '.join(args.stores)}" if args.stores != ["sqlite"] else ""),
+        *([f"PostgreSQL {args.pg_version}, durable defaults (bench/_stores.py)"]
+          if args.pg_version else []),
         "",
-        f"{'':8} {'moves/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'samples':>8} "
-        f"{'matches':>8} {'CPU %':>7} {'RSS MB':>7}",
-    ]
-    for r in (arena, relay):
+        f"{'':10} {'moves/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'samples':>8} "
+        f"{'matches':>8} {'CPU %':>7} {'DB CPU %':>8} {'RSS MB':>7}",
+    ]  # fmt: skip
+    for r in [a for a, _ in arenas] + [relay]:
+        db = f"{r.db_cpu_percent:8.0f}" if r.db_cpu_percent is not None else f"{'-':>8}"
         lines.append(
-            f"{r.name:8} {r.moves_per_s:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.max_ms:8.1f} "
-            f"{r.samples:8d} {r.mean_concurrency:8.1f} {r.cpu_percent:7.0f} {r.rss_mb:7.0f}"
+            f"{r.name:10} {r.moves_per_s:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.max_ms:8.1f} "
+            f"{r.samples:8d} {r.mean_concurrency:8.1f} {r.cpu_percent:7.0f} {db} {r.rss_mb:7.0f}"
         )
-    ratio = arena.moves_per_s / relay.moves_per_s if relay.moves_per_s else 0.0
-    lines += [
-        "",
-        f"throughput arena / relay: {ratio:.2f} (goal >= 0.50)",
-        f"p50 arena / relay: {arena.p50_ms / relay.p50_ms if relay.p50_ms else 0:.2f}; "
-        f"p99 arena / relay: {arena.p99_ms / relay.p99_ms if relay.p99_ms else 0:.2f}",
-        f"added latency p99 (arena): {arena.p99_ms:.2f} ms (goal <= 20 ms); "
-        f"over the relay: p50 +{arena.p50_ms - relay.p50_ms:.2f} ms, "
-        f"p99 +{arena.p99_ms - relay.p99_ms:.2f} ms",
-        f"mean concurrent arena matches in the window: {arena.mean_concurrency:.1f}",
-        f"between matches (join sent -> match_start), p50 / p90: arena "
-        f"{_waits(arena, 0.5):.1f} / {_waits(arena, 0.9):.1f} ms, relay "
-        f"{_waits(relay, 0.5):.1f} / {_waits(relay, 0.9):.1f} ms",
-        f"moves sent by bots: {arena.stats.moves}; stored: {stored[0]} "
-        f"({'all persisted' if stored[0] == arena.stats.moves else 'MISMATCH'}); "
-        f"matches ended: {arena.stats.ended // 2}, stored by status: {stored[1]}",
-    ]
-    errors = {k: v for k, v in (arena.stats.errors + relay.stats.errors).items() if v}
-    lines.append(f"errors/abnormal endings: {errors or 'none'}")
+    for arena, stored in arenas:
+        ratio = arena.moves_per_s / relay.moves_per_s if relay.moves_per_s else 0.0
+        cpu_ms = _cpu_per_move_ms(arena)
+        lines += [
+            "",
+            f"[{arena.name}] throughput arena / relay: {ratio:.2f} (goal >= 0.50)",
+            f"p50 arena / relay: {arena.p50_ms / relay.p50_ms if relay.p50_ms else 0:.2f}; "
+            f"p99 arena / relay: {arena.p99_ms / relay.p99_ms if relay.p99_ms else 0:.2f}",
+            f"added latency p99 (arena): {arena.p99_ms:.2f} ms (goal <= 20 ms); "
+            f"over the relay: p50 +{arena.p50_ms - relay.p50_ms:.2f} ms, "
+            f"p99 +{arena.p99_ms - relay.p99_ms:.2f} ms",
+            f"CPU per move: {cpu_ms:.3f} ms (server"
+            + (" + database server" if arena.db_cpu_percent is not None else "")
+            + f"); relay {_cpu_per_move_ms(relay):.3f} ms",
+            f"mean concurrent arena matches in the window: {arena.mean_concurrency:.1f}",
+            f"between matches (join sent -> match_start), p50 / p90: arena "
+            f"{_waits(arena, 0.5):.1f} / {_waits(arena, 0.9):.1f} ms, relay "
+            f"{_waits(relay, 0.5):.1f} / {_waits(relay, 0.9):.1f} ms",
+            f"moves sent by bots: {arena.stats.moves}; stored: {stored[0]} "
+            f"({'all persisted' if stored[0] == arena.stats.moves else 'MISMATCH'}); "
+            f"matches ended: {arena.stats.ended // 2}, stored by status: {stored[1]}",
+        ]
+    by_name = {a.name: a for a, _ in arenas}
+    if "sqlite" in by_name and "postgresql" in by_name and by_name["sqlite"].moves_per_s:
+        pg, lite = by_name["postgresql"], by_name["sqlite"]
+        lines += [
+            "",
+            f"postgresql / sqlite throughput: {pg.moves_per_s / lite.moves_per_s:.2f} "
+            f"(goal >= 0.80); CPU per move {_cpu_per_move_ms(pg):.3f} / "
+            f"{_cpu_per_move_ms(lite):.3f} ms",
+        ]
+    errors: Counter[str] = Counter()
+    for arena, _ in arenas:
+        errors += arena.stats.errors
+    errors += relay.stats.errors
+    lines.append(f"errors/abnormal endings: {dict(errors) or 'none'}")
     return "\n".join(lines)
+
+
+def _cpu_per_move_ms(phase: PhaseResult) -> float:
+    """Server CPU (and the database server's, where separate) per relayed move, in ms."""
+    if not phase.moves_per_s:
+        return 0.0
+    cpu = phase.cpu_percent + (phase.db_cpu_percent or 0.0)
+    return cpu / 100 / phase.moves_per_s * 1000
 
 
 def _quantile(ordered: list[float], q: float) -> float:
@@ -852,6 +905,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="extra environment for arena serve, e.g. ARENA_RATE_LIMIT_PER_S=100",
     )
+    parser.add_argument(
+        "--store",
+        choices=[*STORES, "both"],
+        default="sqlite",
+        help="the arena's database: an SQLite file (default), a throwaway PostgreSQL cluster "
+        "with durable settings (Debian's postgresql package), or both in the same run",
+    )
     parser.add_argument("--out", type=Path, help="also write the report to this file")
     parser.add_argument(
         "--profile",
@@ -880,6 +940,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     args.server_env = dict(item.split("=", 1) for item in args.server_env)
+    args.stores = list(STORES) if args.store == "both" else [args.store]
+    args.pg_version = ""
     args.load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     args.house_workers = args.house_workers or os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp:
@@ -890,10 +952,16 @@ def main(argv: list[str] | None = None) -> int:
             if args.out:
                 args.out.write_text(text + "\n", encoding="utf-8")
             return 0
-        arena, stored = arena_phase(args, workdir)
-        plies = round(arena.stats.moves / max(1, arena.stats.ended // 2))
-        relay = relay_phase(args, workdir, max(1, plies), arena.stats.deflate)
-        text = report(arena, relay, stored, args)
+        arenas = []
+        for kind in args.stores:
+            with open_store(kind, workdir) as store:
+                args.pg_version = args.pg_version or store.version
+                name = "arena" if args.stores == ["sqlite"] else kind
+                arenas.append(arena_phase(args, workdir, name=name, store=store))
+        first = arenas[0][0]
+        plies = round(first.stats.moves / max(1, first.stats.ended // 2))
+        relay = relay_phase(args, workdir, max(1, plies), first.stats.deflate)
+        text = report(arenas, relay, args)
     print(text)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

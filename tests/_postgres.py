@@ -184,8 +184,17 @@ class _Admin:
 class PostgresCluster:
     """A PostgreSQL cluster in a temporary folder, listening on 127.0.0.1:``port``."""
 
-    def __init__(self, bindir: Path, root: Path, port: int, run_as: str | None) -> None:
+    def __init__(
+        self,
+        bindir: Path,
+        root: Path,
+        port: int,
+        run_as: str | None,
+        settings: dict[str, str] | None = None,
+    ) -> None:
         self.bindir, self.root, self.port, self.run_as = bindir, root, port, run_as
+        #: postgresql.conf settings over SETTINGS (the benchmarks restore durability with them).
+        self.settings = settings or {}
         self.data, self.socket_dir, self.log = root / "data", root / "socket", root / "postgres.log"
         self._names = itertools.count(1)
         self._admin: _Admin | None = None
@@ -196,8 +205,11 @@ class PostgresCluster:
     # --- lifecycle ------------------------------------------------------------------------------
 
     @classmethod
-    def start(cls, bindir: Path | None = None) -> PostgresCluster:
-        """initdb into a new temporary folder, then start the server; returns once it accepts."""
+    def start(
+        cls, bindir: Path | None = None, *, settings: dict[str, str] | None = None
+    ) -> PostgresCluster:
+        """initdb into a new temporary folder, then start the server; returns once it accepts.
+        ``settings`` override :data:`SETTINGS` (e.g. ``{"fsync": "on"}``)."""
         bindir = bindir or find_bindir()
         run_as = None
         if os.geteuid() == 0:
@@ -213,7 +225,7 @@ class PostgresCluster:
         if run_as is not None and not _reachable_by_others(Path(tempfile.gettempdir())):
             parent = "/tmp"  # the postgres user must reach its folder
         root = Path(tempfile.mkdtemp(prefix="arena-pg-", dir=parent))
-        cluster = cls(bindir, root, free_port(), run_as)
+        cluster = cls(bindir, root, free_port(), run_as, settings)
         atexit.register(cluster.stop)  # should the session end without its teardown
         try:
             cluster._initdb()
@@ -275,7 +287,7 @@ class PostgresCluster:
             os.chown(self.socket_dir, record.pw_uid, record.pw_gid)
 
     def _configure(self) -> None:
-        settings = {**SETTINGS, "port": str(self.port)}
+        settings = {**SETTINGS, **self.settings, "port": str(self.port)}
         settings["unix_socket_directories"] = "'" + str(self.socket_dir).replace("'", "''") + "'"
         with (self.data / "postgresql.conf").open("a") as conf:
             conf.write("\n# tests/_postgres.py\n")
@@ -323,6 +335,10 @@ class PostgresCluster:
                 if "starting up" not in str(error) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
+
+    def postmaster_pid(self) -> int:
+        """The server's main process (its backends are its children)."""
+        return int((self.data / "postmaster.pid").read_text().split()[0])
 
     def _pg_ctl_stop(self) -> None:
         with contextlib.suppress(PostgresUnavailable):
