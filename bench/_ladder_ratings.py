@@ -12,9 +12,9 @@ Three measurements, each against a peer measured in the same run:
    matches (the result alone). The difference per match is what rating adds to the recorder.
 2. **Rebuild.** ``--rated-matches`` rated results between ``--bots`` bots in one game, written
    straight into a fresh SQLite file (``--store postgresql`` or ``both``: a database in a
-   throwaway PostgreSQL cluster with durable settings, bench/_stores.py), then ``ply_arena.server.ratings.rebuild.rebuild`` (what
-   ``arena ratings rebuild`` runs), against reading the same rated results (its database part
-   alone).
+   throwaway PostgreSQL cluster with durable settings, bench/_stores.py), then
+   ``ply_arena.server.ratings.rebuild.rebuild`` (what ``arena ratings rebuild`` runs), against
+   reading the same rated results (its database part alone).
 3. **Leaderboard.** A real server (uvicorn, as ``arena serve``) on that database answers
    ``GET /api/leaderboard/tic_tac_toe`` 500 times at various pages; p50 and p99, against
    ``GET /api/health`` on the same server in the same run.
@@ -37,7 +37,7 @@ import httpx
 from sqlalchemy import insert
 
 from bench._in_process import serve
-from bench._stores import STORES, open_store
+from bench._stores import add_store_argument, open_store, stores
 from ply_arena.server.db.database import Database
 from ply_arena.server.db.models import Base, Bot, Match, Result, Seat
 from ply_arena.server.ratings import RatingBook, RatingModel
@@ -264,16 +264,10 @@ def add_arguments(group: Any) -> None:
         "--rated-matches", type=int, default=100_000, help="stored rated matches (ratings)"
     )
     group.add_argument("--rebuilds", type=int, default=3, help="rebuilds timed (ratings)")
-    group.add_argument(
-        "--store",
-        choices=[*STORES, "both"],
-        default="sqlite",
-        help="where the rebuild runs (ratings): an SQLite file, a throwaway PostgreSQL cluster "
-        "with durable settings, or both; the leaderboard is measured on SQLite",
-    )
+    add_store_argument(group, "where the rebuild runs (ratings; the leaderboard: on SQLite)")
 
 
 def run(args: argparse.Namespace) -> str:
     """The section's report (``python -m bench.ladder ratings``); uses ``--bots`` too."""
-    args.stores = list(STORES) if args.store == "both" else [args.store]
+    args.stores = stores(args)
     return "ratings\n" + "\n".join("  " + line for line in asyncio.run(measure(args)))

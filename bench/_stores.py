@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -27,6 +28,21 @@ DURABLE = {
     "max_wal_senders": "10",
     "autovacuum": "on",
 }
+
+
+def add_store_argument(group: Any, what: str) -> None:
+    """``--store sqlite|postgresql|both``; ``stores(args)`` reads it back as a list."""
+    group.add_argument(
+        "--store",
+        choices=[*STORES, "both"],
+        default="sqlite",
+        help=f"{what}: an SQLite file (default), a throwaway PostgreSQL cluster with durable "
+        "settings (Debian's postgresql package), or both in the same run",
+    )
+
+
+def stores(args: Any) -> list[str]:
+    return list(STORES) if args.store == "both" else [args.store]
 
 
 class Store:

@@ -63,7 +63,7 @@ import websockets
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
 
-from bench._stores import STORES, Store, open_store
+from bench._stores import Store, add_store_argument, open_store, stores
 from ply_arena.protocol.messages import PROTOCOL_VERSION
 
 # --- bots (run in worker processes) -------------------------------------------------------------
@@ -905,13 +905,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="extra environment for arena serve, e.g. ARENA_RATE_LIMIT_PER_S=100",
     )
-    parser.add_argument(
-        "--store",
-        choices=[*STORES, "both"],
-        default="sqlite",
-        help="the arena's database: an SQLite file (default), a throwaway PostgreSQL cluster "
-        "with durable settings (Debian's postgresql package), or both in the same run",
-    )
+    add_store_argument(parser, "the arena's database")
     parser.add_argument("--out", type=Path, help="also write the report to this file")
     parser.add_argument(
         "--profile",
@@ -940,7 +934,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     args.server_env = dict(item.split("=", 1) for item in args.server_env)
-    args.stores = list(STORES) if args.store == "both" else [args.store]
+    args.stores = stores(args)
     args.pg_version = ""
     args.load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     args.house_workers = args.house_workers or os.cpu_count() or 1
