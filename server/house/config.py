@@ -152,10 +152,20 @@ def _agent_specs(rest: str) -> list[str]:
     return [re.sub(r"\s+", "", s) for s in specs]
 
 
+#: The longest agent spec (the ``bots.agent`` column).
+MAX_SPEC_CHARS = 100
+
+
 def _parse_spec(spec_text: str, game: games.Game, entry: str) -> HouseSpec:
     from ply_arena.reference_agents.registry import make, parse_spec
 
     where = f"ARENA_HOUSE_BOTS entry {entry!r}, agent {spec_text!r}"
+    if len(spec_text) > MAX_SPEC_CHARS:
+        # Stored as the house bot's `agent` (VARCHAR(100): PostgreSQL enforces it).
+        raise HouseConfigError(
+            f"{where}: at most {MAX_SPEC_CHARS} characters (options at their defaults need not "
+            "be given)"
+        )
     body, at, seconds_text = spec_text.rpartition("@") if "@" in spec_text else (spec_text, "", "")
     seconds = DEFAULT_SECONDS
     if at:

@@ -98,6 +98,7 @@ def test_house_names_are_readable_stable_and_short() -> None:
         ("connect_four=mcts@61", "at most 60"),
         ("connect_four", "expected GAME=AGENT@SECONDS"),
         ("connect_four=", "expected GAME=AGENT@SECONDS"),
+        ("connect_four=alphabeta:depth=4" + ",depth=4" * 12 + "@1", "at most 100 characters"),
     ],
 )
 def test_a_bad_entry_is_named_in_the_error(text: str, says: str) -> None:
