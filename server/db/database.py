@@ -1,9 +1,11 @@
 """The database handle: engine, unit-of-work sessions and programmatic Alembic migrations.
 
-Everything SQLite-specific lives here. SQLite allows one writer at a time; WAL lets readers run
-alongside it, a busy timeout makes a second writer (the CLI, an admin request) wait instead of
-failing, and the high-rate writes (moves) go through one writer task, ``database.recorder``,
-which commits them in short batches (server/db/recorder.py).
+Two stores, SQLite (aiosqlite) and PostgreSQL (asyncpg); a URL naming anything else, or a
+driver that is not installed, is refused in one line (``check_database_url``). Everything
+SQLite-specific lives here. SQLite allows one writer at a time; WAL lets readers run alongside
+it, a busy timeout makes a second writer (the CLI, an admin request) wait instead of failing,
+and the high-rate writes (moves) go through one writer task, ``database.recorder``, which
+commits them in short batches (server/db/recorder.py); the same writer serves PostgreSQL.
 """
 
 from __future__ import annotations
@@ -72,9 +74,9 @@ class DatabaseUnavailableError(SettingsError):
     the message names it (without its password) and the reason."""
 
 
-class DriverMissingError(SettingsError):
-    """The database URL names a driver that is not installed; the message says what to
-    install."""
+class DatabaseURLError(SettingsError):
+    """The database URL names a store or driver this server does not run on, or a driver that
+    is not installed; the message says what to write or install instead."""
 
 
 #: The stores Ply Arena runs on, each with the asynchronous driver it uses.
@@ -89,17 +91,17 @@ def _reason(error: BaseException) -> str:
 
 def check_database_url(url: str) -> None:
     """Refuse, in one line that says what to do, a store or driver this server does not run on,
-    and a driver that is not installed (:class:`DriverMissingError`)."""
+    and a driver that is not installed (:class:`DatabaseURLError`)."""
     parsed = make_url(url)
     backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
     expected = DRIVERS.get(backend)
     if expected is None:
-        raise DriverMissingError(
+        raise DatabaseURLError(
             f"Ply Arena stores its data in SQLite or PostgreSQL, not {backend}: give an "
             "sqlite+aiosqlite:///FILE or postgresql+asyncpg://USER@HOST/DB URL"
         )
     if driver != expected:
-        raise DriverMissingError(
+        raise DatabaseURLError(
             f"Ply Arena talks to {backend} through {expected}, not {driver}: write the URL as "
             f"{backend}+{expected}://..."
         )
@@ -111,7 +113,7 @@ def check_database_url(url: str) -> None:
             if backend == "postgresql"
             else f"pip install {driver}"
         )
-        raise DriverMissingError(
+        raise DatabaseURLError(
             f"the database URL needs the Python package {driver!r}, which is not installed: {how}"
         ) from None
 
