@@ -71,7 +71,8 @@ pragmas, its bytes, the server mark beside it, a path given to ``--db``); the ot
 deselected, and the count of each kind is printed after the collection. A test that starts a
 server of its own (``arena serve`` in a subprocess: ``start_server_process(db_url)``, plain
 uvicorn) gives it ``db_url`` rather than an SQLite file or URL it makes up, so that it runs on
-either store.
+either store. The converse, ``@pytest.mark.postgresql_only`` (what only PostgreSQL has: its
+roles and privileges), is deselected in the SQLite pass.
 """
 
 from __future__ import annotations
@@ -229,6 +230,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "sqlite_only(reason): a test about the SQLite file itself; deselected with "
         "--store postgresql",
     )
+    config.addinivalue_line(
+        "markers",
+        "postgresql_only: a test of what only PostgreSQL has (roles, privileges); run by "
+        "--store postgresql only (it needs db_url)",
+    )
 
 
 def _store(config: pytest.Config) -> str:
@@ -259,6 +265,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     storage-facing (no db_url among their fixtures)."""
     marked = {id(item) for item in items if _sqlite_only_reason(item) is not None}
     if _store(config) != "postgresql":
+        # The few tests of what only PostgreSQL does (its roles and privileges) run in the
+        # PostgreSQL pass only.
+        postgresql_only = [i for i in items if i.get_closest_marker("postgresql_only")]
+        if postgresql_only:
+            config.hook.pytest_deselected(items=postgresql_only)
+            items[:] = [i for i in items if not i.get_closest_marker("postgresql_only")]
         return
     kept: list[pytest.Item] = []
     sqlite_only: list[pytest.Item] = []

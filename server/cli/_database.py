@@ -23,7 +23,9 @@ def sqlite_file(db_url: str) -> Path | None:
     return Path(url.database)
 
 
-def database_url(db: str | None, *, init_db: bool = False, elsewhere: str = "") -> str:
+def database_url(
+    db: str | None, *, init_db: bool = False, elsewhere: str = "", option: str = "--db"
+) -> str:
     """The database URL to use; says which on stderr, and refuses a missing SQLite file unless
     ``init_db`` (exit status 1, naming the path looked for and how to point at the right one;
     ``elsewhere`` adds another way, such as --url)."""
@@ -31,7 +33,7 @@ def database_url(db: str | None, *, init_db: bool = False, elsewhere: str = "") 
 
     url = Settings.from_env(db_url=db).db_url
     if db:
-        source = "--db"
+        source = option
     elif os.environ.get("ARENA_DB_URL"):
         source = "ARENA_DB_URL"
     else:
@@ -40,7 +42,7 @@ def database_url(db: str | None, *, init_db: bool = False, elsewhere: str = "") 
     shown = str(path.resolve()) if path is not None else shown_db_url(url)
     refused = problem(path) if path is not None else None
     if refused is not None:
-        typer.echo(f"error: {refused}; give the arena's database with --db PATH", err=True)
+        typer.echo(f"error: {refused}; give the arena's database with {option} PATH", err=True)
         raise typer.Exit(1)
     if path is not None and (not path.is_file() or path.stat().st_size == 0):
         if not init_db:

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         from ply_arena.server.db.server_mark import running_server
         from ply_arena.server.settings import normalize_db_url, shown_db_url
 
-        source_url = database_url(source)
+        source_url = database_url(source, option="--from")
         target_url = normalize_db_url(target)
         if source_url == target_url:
             typer.echo("error: --from and --to name the same database", err=True)
@@ -75,7 +75,9 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(1) from None
         for table, rows in copied.rows.items():
             typer.echo(f"  {table:<20} {rows:>9,} row(s)")
+        shown = shown_db_url(target_url)
         typer.echo(
             f"copied {copied.total:,} row(s). Start the server on the new database: "
-            f"arena serve --db '{shown_db_url(target_url)}'"
+            f"arena serve --db '{shown}'"
+            + (" (with your password where *** stands)" if "***" in shown else "")
         )

@@ -68,7 +68,9 @@ async def copy_database(
             if filled:
                 raise CopyRefusedError(
                     f"the target database already holds data (tables {', '.join(filled)}); "
-                    "copy into a new, empty database"
+                    "copy into a new, empty database (a server started on it, or any arena "
+                    "command, fills it: on PostgreSQL drop and create it again, dropdb NAME "
+                    "and createdb -O ROLE NAME)"
                 )
             for table in _tables():
                 total = await _rows_in(reader, table)

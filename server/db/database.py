@@ -108,11 +108,9 @@ def check_database_url(url: str) -> None:
     try:
         __import__(driver)
     except ImportError:
-        how = (
-            "pip install 'ply-arena[postgres]'"
-            if backend == "postgresql"
-            else f"pip install {driver}"
-        )
+        how = f"pip install {driver}"
+        if backend == "postgresql":
+            how += " (the arena's 'postgres' extra: pip install -e '.[postgres]' in its folder)"
         raise DatabaseURLError(
             f"the database URL needs the Python package {driver!r}, which is not installed: {how}"
         ) from None
@@ -150,11 +148,23 @@ class Database:
         except (OSError, DBAPIError) as error:
             raise DatabaseUnavailableError(
                 f"cannot open the database {shown_db_url(self.url)}: {_reason(error)}; check "
-                "that its server runs and that the URL (--db or ARENA_DB_URL) names it"
+                "that its server runs and that the URL names it (a password with @ / : # in it "
+                "goes percent-encoded: @ is %40)"
             ) from None
         try:
             async with conn.begin():
                 await conn.run_sync(_upgrade, revision)
+        except DBAPIError as error:
+            if "permission denied" not in _reason(error):
+                raise
+            # PostgreSQL 15 and later: only a database's owner may create tables in its public
+            # schema, and a database made without -O belongs to the superuser.
+            user = make_url(self.url).username or "the arena's role"
+            raise DatabaseUnavailableError(
+                f"cannot create the arena's tables in {shown_db_url(self.url)}: "
+                f"{_reason(error)}; make {user} the database's owner (createdb -O {user} ..., or "
+                f"ALTER DATABASE ... OWNER TO {user}) or GRANT CREATE ON SCHEMA public TO {user}"
+            ) from None
         finally:
             await conn.close()
 

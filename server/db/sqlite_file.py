@@ -23,6 +23,13 @@ def problem(path: Path) -> str | None:
             tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
         finally:
             raw.close()
+    except sqlite3.OperationalError as exc:
+        # An SQLite file in WAL mode needs its folder writable (the -wal and -shm files), even
+        # to be read: an unwritable folder or file is this, not "not a database".
+        return (
+            f"cannot open {path} ({exc}): the file and its folder must be readable and "
+            "writable by this user (SQLite keeps its -wal and -shm files beside it)"
+        )
     except sqlite3.DatabaseError as exc:
         return f"{path} is not an SQLite database ({exc})"
     if tables and "alembic_version" not in tables:

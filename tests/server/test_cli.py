@@ -433,3 +433,37 @@ def test_a_missing_postgresql_database_is_said_by_every_command(db_url: str) -> 
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("error: cannot open the database ")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.postgresql_only
+def test_a_database_the_arenas_role_does_not_own_is_said_with_the_fix(db_url: str) -> None:
+    """PostgreSQL 15+: only a database's owner may create tables in its public schema."""
+    import asyncio
+
+    import asyncpg  # type: ignore[import-untyped]
+    from sqlalchemy.engine import make_url
+
+    url = make_url(db_url)
+
+    async def add_student() -> None:
+        admin = await asyncpg.connect(
+            host=url.host, port=url.port, user=url.username, database=url.database
+        )
+        try:
+            await admin.execute("DROP ROLE IF EXISTS student")
+            await admin.execute("CREATE ROLE student LOGIN")
+            await admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        finally:
+            await admin.close()
+
+    asyncio.run(add_student())
+    student_url = url.set(username="student").render_as_string(hide_password=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "ply_arena", "bots", "list", "--db", student_url],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: cannot create the arena's tables in "), done.stderr
+    assert "permission denied for schema public" in last and "createdb -O student" in last
+    assert "Traceback" not in done.stderr
