@@ -98,10 +98,12 @@ def test_bots_refuse_to_create_a_database_unless_asked(tmp_path: Path, monkeypat
     )
 
 
-def test_bots_use_the_servers_database(live_server: Any) -> None:
+def test_bots_use_the_servers_database(live_server: Any, monkeypatch: Any) -> None:
     # The server created its database: the CLI adds a bot to it (no --init-db needed), says
     # which database it used (the file, or the URL), and the running server accepts the new
-    # bot's token.
+    # bot's token. (Without CI's ARENA_REQUIRE_BROWSER, which the CLI would rightly call "not
+    # an arena setting" on stderr, once per process.)
+    monkeypatch.delenv("ARENA_REQUIRE_BROWSER", raising=False)
     result = runner.invoke(app, ["bots", "create", "erin", "--db", live_server.db_option])
     assert result.exit_code == 0, result.output
     shown = live_server.db_path.resolve() if live_server.db_path else live_server.db_url
@@ -409,9 +411,12 @@ def test_database_urls_get_their_driver_and_print_without_password() -> None:
 def test_arena_serve_says_a_database_it_cannot_use_in_one_line(
     tmp_path: Path, url: str, says: str
 ) -> None:
+    # No ARENA_* variables of the test run (CI's ARENA_REQUIRE_BROWSER would add its own line:
+    # "not an arena setting").
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     done = subprocess.run(
         [sys.executable, "-m", "ply_arena", "serve", "--db", url, "--port", "1"],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
