@@ -59,11 +59,22 @@ async def test_the_live_page_reloads_into_the_replay_once_the_server_is_back(
         await page.goto(f"{server.url}/matches/{match_id}")
         await page.locator("#moves tr").first.wait_for()  # live: a move has arrived
 
+        # From the stop until the new server is up, the page's requests for its own address are
+        # refused, as by a server that is down: a graceful stop on a busy machine can outlast
+        # the page's first try (1.5 s after match_end), and the stopping server would then
+        # still serve the replay (the page would never have to wait).
+        page_address = f"{server.url}/matches/{match_id}"
+
+        async def refused(route: Any) -> None:
+            await route.abort("connectionrefused")
+
+        await page.route(page_address, refused)
         await asyncio.to_thread(server.stop)  # SIGTERM: the match ends aborted
         await page.locator("#result", has_text="not answering").wait_for(timeout=20_000)
-        assert page.url.startswith(f"{server.url}/matches/{match_id}")
+        assert page.url.startswith(page_address)
 
         server = start_server_process(db, port=port, house_bots="none")
+        await page.unroute(page_address, refused)
         await page.locator("#result", has_text="Aborted").wait_for(timeout=30_000)
         assert page.url.startswith(f"{server.url}/matches/{match_id}")
         assert await page.locator("#slider").count() == 1  # the replay, with its controls
