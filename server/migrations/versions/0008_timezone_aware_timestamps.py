@@ -42,38 +42,35 @@ OFFSET = "+00:00"
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name == "sqlite":
-        for table, column, _ in TIMESTAMPS:
-            op.execute(
-                f"UPDATE {table} SET {column} = {column} || '{OFFSET}' "
-                f"WHERE {column} IS NOT NULL AND {column} NOT LIKE '%{OFFSET}'"
-            )
-        return
-    for table, column, nullable in TIMESTAMPS:
-        op.alter_column(
-            table,
-            column,
-            type_=sa.DateTime(timezone=True),
-            existing_type=sa.DateTime(),
-            existing_nullable=nullable,
-            postgresql_using=f"{column} AT TIME ZONE 'UTC'",
-        )
+    _convert(aware=True)
 
 
 def downgrade() -> None:
+    _convert(aware=False)
+
+
+def _convert(*, aware: bool) -> None:
+    """To the aware form (``aware``) or back: SQLite's text gains or loses its offset,
+    PostgreSQL's columns change type, their values read as UTC either way."""
     if op.get_bind().dialect.name == "sqlite":
         for table, column, _ in TIMESTAMPS:
+            new = (
+                f"{column} || '{OFFSET}'"
+                if aware
+                else f"substr({column}, 1, length({column}) - {len(OFFSET)})"
+            )
+            which = "NOT LIKE" if aware else "LIKE"
             op.execute(
-                f"UPDATE {table} SET {column} = substr({column}, 1, length({column}) - "
-                f"{len(OFFSET)}) WHERE {column} LIKE '%{OFFSET}'"
+                f"UPDATE {table} SET {column} = {new} "
+                f"WHERE {column} IS NOT NULL AND {column} {which} '%{OFFSET}'"
             )
         return
     for table, column, nullable in TIMESTAMPS:
         op.alter_column(
             table,
             column,
-            type_=sa.DateTime(),
-            existing_type=sa.DateTime(timezone=True),
+            type_=sa.DateTime(timezone=aware),
+            existing_type=sa.DateTime(timezone=not aware),
             existing_nullable=nullable,
             postgresql_using=f"{column} AT TIME ZONE 'UTC'",
         )
