@@ -1,6 +1,7 @@
 """The app factory: the pages at the top, REST under /api, the bots' WebSocket at /ws, the
-spectators' at /ws/watch/{match_id}, and a lifespan that migrates the database, closes matches a
-crash left running, sets up the admin token and runs the referee and the house bots."""
+spectators' at /ws/watch/{match_id}, and a lifespan that migrates the database, sets up the admin
+token, resumes the matches a stop or a crash left running and runs the referee and the house
+bots."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ from ply_arena.server.pages.templating import compile_templates
 from ply_arena.server.ratings import RatingModel
 from ply_arena.server.ratings.rebuild import needs_rebuild, rebuild
 from ply_arena.server.referee import Referee
-from ply_arena.server.repositories import bots, matches
+from ply_arena.server.repositories import bots
 from ply_arena.server.settings import Settings
 from ply_arena.server.tournaments.director import Directors
 from ply_arena.server.transport import ArenaWebSocketProtocol, http_protocol
@@ -99,13 +100,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         try:
             await database.migrate()
             async with database.session() as session:
-                app.state.aborted_on_start = await matches.abort_unfinished(session)
                 app.state.admin_token_hash = await _admin_token_hash(session, settings)
-            if app.state.aborted_on_start:
-                log.info(
-                    "closed %d match(es) a crash left running, as aborted (their moves are kept)",
-                    app.state.aborted_on_start,
-                )
             async with database.session() as session:
                 if await needs_rebuild(session):
                     rebuilt = await rebuild(session, RatingModel.from_settings(settings))
@@ -120,6 +115,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
             house = House(referee, settings, house_specs)
             app.state.house = house
             await referee.start()
+            # Before the house bots log in and the directors look at their games: a resumed
+            # match is one they find running.
+            app.state.resumed_on_start = len(await referee.resume_unfinished())
             directors = Directors(referee, database)
             app.state.tournaments = directors
             try:
@@ -138,8 +136,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 gc.set_threshold(*GC_THRESHOLDS)
                 yield
             finally:
-                # The directors first (their games stay stored as playing, to be resumed),
-                # then the referee: it aborts the house bots' matches like any others.
+                # The directors first (their games stay stored as playing), then the referee:
+                # every match stays stored as running, the house bots' too, to be resumed.
                 await directors.stop()
                 await referee.stop()
                 await house.stop()
@@ -197,12 +195,11 @@ class ArenaServer(uvicorn.Server):
     """uvicorn's server, with a shutdown that bots can follow.
 
     uvicorn's own shutdown closes every WebSocket at once (1012) and only then runs the app's
-    lifespan shutdown, so bots would lose their matches without a word. Here, once no new
-    connection is accepted, the referee aborts every match (each bot gets ``match_end`` with
-    termination ``aborted``, and the match is stored so) and closes each bot's connection with
-    the fatal ``shutting_down``; the sessions get ``CLOSE_GRACE_S`` to write it all out.
-    Spectators get the aborted matches' ``match_end`` and a close within the same grace (a
-    spectator that does not read is aborted then).
+    lifespan shutdown, without a word to the bots. Here, once no new connection is accepted,
+    the referee stops every match where it stands (stored as running: the next start resumes
+    it) and closes each bot's connection, and each spectator's, with the fatal
+    ``shutting_down`` (1012, reconnect); they get ``CLOSE_GRACE_S`` to read it (one that does
+    not read is aborted then).
     """
 
     def __init__(self, config: uvicorn.Config, app: Starlette) -> None:

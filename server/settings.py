@@ -71,6 +71,9 @@ class Settings:
     send_timeout_s: float = 30.0
     #: Cap of the latency grace added to a bot's move time.
     max_latency_grace_ms: int = 200
+    #: A match resumed after a restart waits up to this long for all its bots to reconnect
+    #: before its next turn (server/referee/resume.py); after that, as for any disconnect.
+    resume_wait_s: float = 30.0
     #: Per-connection token bucket for incoming WebSocket messages.
     rate_limit_per_s: float = 20.0
     rate_limit_burst: int = 60
@@ -213,6 +216,7 @@ _BOUNDS: tuple[tuple[str, float, bool, str], ...] = (
     ("max_outbound_bytes", 65536, False, " (a message may be up to 64 KiB)"),
     ("send_timeout_s", 0, True, ""),
     ("max_latency_grace_ms", 0, False, ""),
+    ("resume_wait_s", 0, False, " (0: the next turn goes out at once)"),
     ("rate_limit_per_s", 0, True, ""),
     ("rate_limit_burst", 1, False, ""),
     ("max_queues_per_bot", 1, False, ""),

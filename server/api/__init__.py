@@ -36,7 +36,9 @@ routes = [
     Route("/tournaments/{name}/grades.csv", tournaments.grades, methods=["GET"]),
     Route("/leaderboard/{game}", leaderboard.leaderboard, methods=["GET"]),
     Route("/matches", matches.list_matches, methods=["GET"]),
+    Route("/matches/abort", matches.abort_all, methods=["POST"]),
     Route("/matches/{match_id}", matches.get_match, methods=["GET"]),
     Route("/matches/{match_id}/replay", matches.replay, methods=["GET"]),
     Route("/matches/{match_id}/record", matches.record_document, methods=["GET"]),
+    Route("/matches/{match_id}/abort", matches.abort_match, methods=["POST"]),
 ]

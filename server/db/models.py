@@ -168,7 +168,21 @@ class MoveRecord(Base):
     info: Mapped[dict[str, Any] | None]
     #: "timeout" or "illegal_move" when the referee moved for the bot (random_move policy).
     forced: Mapped[str | None] = mapped_column(String(16))
+    #: The mover's bank (ms) once this move was charged: a resumed match's clocks start from it
+    #: (null for moves stored before migration 0009).
+    bank_ms: Mapped[int | None]
     played_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class MatchResume(Base):
+    """A restart the match lived through: it was resumed at ``ply`` (the record notes it)."""
+
+    __tablename__ = "match_resumes"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), index=True)
+    ply: Mapped[int]
+    resumed_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class ChanceEvent(Base):

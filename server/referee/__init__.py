@@ -24,6 +24,10 @@ Pairing rules (documented for bot authors in docs/protocol.md):
   ``bot_revoked``: its connection is closed at once with ``bot_disabled`` / ``bad_token`` and its
   matches go on as for any disconnect (its clock runs; a rotated bot may reconnect with the new
   token, a disabled one cannot and loses on time).
+- Restarts: a server that stops leaves its matches running in the database and closes every bot
+  with the fatal ``shutting_down`` (1012); ``resume_unfinished`` (called at start) goes on with
+  every match stored as running (server/referee/resume.py), each waiting for its bots to log in
+  again. ``abort_match`` ends one by hand (an administrator's call).
 - Spectators: ``spectators`` (server/spectate) holds who watches which match; every runner
   publishes to it. Pages list the matches being played with ``live_matches()`` and show one with
   ``runner.snapshot()``.
@@ -39,6 +43,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ply_arena import games
 from ply_arena.protocol.errors import ErrorCode
@@ -62,7 +67,7 @@ from ply_arena.protocol.wire import clip
 from ply_arena.server import time_controls
 from ply_arena.server.db.database import Database
 from ply_arena.server.ratings import RatingBook, RatingModel
-from ply_arena.server.referee import pairing
+from ply_arena.server.referee import pairing, resume
 from ply_arena.server.referee.challenges import Challenges, Party, PendingChallenge
 from ply_arena.server.referee.coming_back import ComingBack
 from ply_arena.server.referee.connections import BotConnection, ConnectionRegistry, RefereeError
@@ -70,6 +75,7 @@ from ply_arena.server.referee.lobby import Lobby, QueueKey, Waiting
 from ply_arena.server.referee.match_runner import MatchRunner, SeatBot
 from ply_arena.server.repositories import bots as bot_repo
 from ply_arena.server.repositories import matches as match_repo
+from ply_arena.server.repositories import resume as resume_repo
 from ply_arena.server.settings import Settings
 from ply_arena.server.spectate import Limits, SpectatorHub
 
@@ -145,9 +151,46 @@ class Referee:
             await self.ratings.load(session)
         self._ticker = asyncio.create_task(self._tick(), name="lobby-tick")
 
+    async def resume_unfinished(self) -> list[MatchRunner]:
+        """Go on with every match the database has as running (a stop or a crash left them):
+        each is rebuilt from its stored moves and waits up to ``resume_wait_s`` for its bots.
+        A match that cannot be rebuilt (a stored move the rules refuse) is ended as aborted."""
+        async with self.database.session() as session:
+            stored = await resume_repo.running_matches(session)
+        runners: list[MatchRunner] = []
+        broken: list[str] = []
+        for match in stored:
+            try:
+                runner = resume.runner_for(match, **self._runner_options())
+                runner.restore(match.events, wait_s=self.settings.resume_wait_s)
+            except (ValueError, KeyError) as exc:
+                log.error(
+                    "match %s cannot be resumed (%s): ending it as aborted", match.match_id, exc
+                )
+                broken.append(match.match_id)
+                continue
+            self._launch(runner)
+            runners.append(runner)
+        if broken:
+            async with self.database.session() as session:
+                await match_repo.abort_running(session, broken)
+        if runners:
+            log.info(
+                "resuming %d match(es) a stop left running; their bots have %g s to reconnect",
+                len(runners),
+                self.settings.resume_wait_s,
+            )
+        return runners
+
+    def abort_match(self, match_id: str) -> bool:
+        """End a running match here as aborted (zero payoffs, unrated; its bots get match_end);
+        False when this server plays no such match."""
+        runner = self.matches.get(match_id)
+        return runner is not None and runner.abort()
+
     async def stop(self) -> None:
-        """Stop the pairing tick; end every running match as aborted (stored, and match_end
-        sent), then return."""
+        """Stop the pairing tick and every match task, leaving the matches running in the
+        database (the next start resumes them), then return."""
         self._stop_ticker()
         tasks = list(self._tasks.values())
         for task in tasks:
@@ -156,26 +199,26 @@ class Referee:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def shutdown(self) -> None:
-        """The server is going down: abort every match (the bots and the spectators get
-        match_end ``aborted``; the spectators' streams then end normally), then close every
-        bot's connection, and every other spectator's, with the fatal ``shutting_down`` (close
-        code 1012)."""
+        """The server is going down: stop every match where it stands (stored as running, with
+        its moves so far: the next start resumes it; no match_end), then close every bot's
+        connection, and every spectator's, with the fatal ``shutting_down`` (close code 1012)."""
         self.closing = True
         self._stop_ticker()
-        runners = list(self.matches.values())
+        left = sum(r.announced and not r.finished for r in self.matches.values())
         await self.stop()
         self.spectators.close_all()
-        aborted = sum(r.result is not None and r.result.termination == "aborted" for r in runners)
         closing = RefereeError(
-            ErrorCode.shutting_down, "the server is shutting down; reconnect later"
+            ErrorCode.shutting_down,
+            "the server is restarting; reconnect with backoff: your running matches are kept "
+            "and resume where they stood",
         ).to_message(fatal=True)
         connections = self.connections.all()
         for conn in connections:
             self.connections.unregister(conn)
             conn.close_with(closing)
         log.info(
-            "shutting down: %d match(es) aborted, %d bot(s) disconnected",
-            aborted,
+            "shutting down: %d match(es) left to resume at the next start, %d bot(s) disconnected",
+            left,
             sum(not self.is_house(conn.bot_id) for conn in connections),  # not the server's own
         )
 
@@ -419,6 +462,7 @@ class Referee:
         for name in game_names:
             self._house.setdefault(name, []).append((conn.bot_id, conn.bot_name))
         self.login(conn)
+        self.resync(conn)  # its matches resumed after a restart
 
     def is_house(self, bot_id: int) -> bool:
         return bot_id in self._house_ids
@@ -554,26 +598,37 @@ class Referee:
             seats=[SeatBot(b, name) for b, name in ordered],
             time_control=time_control,
             policy=policy,
-            database=self.database,
-            connections=self.connections,
-            max_latency_grace_ms=self.settings.max_latency_grace_ms,
             move_limit=time_controls.move_limit(game.name),
-            on_finish=self._finished,
             origin=origin,
             rated=rated,
-            ratings=self.ratings,
-            spectators=self.spectators,
+            **self._runner_options(),
         )
+        self._launch(runner)
+        return runner
+
+    def _runner_options(self) -> dict[str, Any]:
+        """What every runner of this referee shares."""
+        return {
+            "database": self.database,
+            "connections": self.connections,
+            "max_latency_grace_ms": self.settings.max_latency_grace_ms,
+            "on_finish": self._finished,
+            "ratings": self.ratings,
+            "spectators": self.spectators,
+        }
+
+    def _launch(self, runner: MatchRunner) -> None:
+        """Count the match as running and start its task."""
         self.matches[runner.match_id] = runner
-        self._playing.update(b for b, _ in bots)
-        last = self._last_opponents.setdefault(game.name, {})
-        ids = frozenset(b for b, _ in bots)
-        for b, _ in bots:
+        bots = [s.bot_id for s in runner.seats]
+        self._playing.update(bots)
+        last = self._last_opponents.setdefault(runner.game.name, {})
+        ids = frozenset(bots)
+        for b in bots:
             last[b] = ids - {b}
         self._tasks[runner.match_id] = asyncio.create_task(
             runner.run(), name=f"match-{runner.match_id}"
         )
-        return runner
 
     def match_task(self, match_id: str) -> asyncio.Task[None] | None:
         """The task playing ``match_id`` while it runs (await it to know when it is over)."""

@@ -20,7 +20,13 @@ Faults and what they cost (``docs/protocol.md`` repeats this):
   sum pay the others ``max_utility``.
 - reaching the move limit (seat moves, not dice) ends the match ``move_limit``: every seat gets
   ``constant_sum / n`` (0 without a constant sum).
-- server shutdown ends it ``aborted`` with zero payoffs.
+- an administrator's abort (``abort()``: ``arena matches abort``) ends it ``aborted`` with zero
+  payoffs.
+
+A server that stops leaves its matches running in the database (the task is cancelled: no
+result is stored, the bots are not told ``match_end``); the next server on that database resumes
+them (server/referee/resume.py): ``restore()`` replays the stored moves, each seat's clock is
+its last stored bank, and the match waits for its bots to reconnect before its next turn.
 
 Spectators (server/spectate): while a match has watchers, every event and every turn is also
 published to them, after the bots' own messages of the same step; ``snapshot()`` is the match as
@@ -36,7 +42,7 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -58,6 +64,7 @@ from ply_arena.protocol.messages import (
 )
 from ply_arena.protocol.outcomes import drawn_payoffs, forfeit_payoffs
 from ply_arena.protocol.spectator import WatchResult, WatchStart
+from ply_arena.protocol.verify import parse_event
 from ply_arena.protocol.wire import ECHO_CHARS, clip
 from ply_arena.server.db.database import Database
 from ply_arena.server.ratings import service as rating_service
@@ -65,6 +72,8 @@ from ply_arena.server.ratings.book import RatingBook
 from ply_arena.server.referee.clock import SeatClock, latency_grace_ms
 from ply_arena.server.referee.connections import ConnectionRegistry, RefereeError
 from ply_arena.server.repositories import matches as match_repo
+from ply_arena.server.repositories import resume as resume_repo
+from ply_arena.server.repositories.resume import StoredEvent
 from ply_arena.server.spectate import SpectatorHub
 from ply_arena.server.spectate import stream as watch_stream
 
@@ -86,11 +95,12 @@ class _Submitted:
     received_at: float
 
 
-class _Resigned:
-    pass
+class _Interrupted:
+    """A turn's answer that is no move: a seat resigned or an administrator aborted the match
+    (the flags say which)."""
 
 
-_RESIGNED = _Resigned()
+_INTERRUPTED = _Interrupted()
 
 
 class MatchRunner:
@@ -113,6 +123,7 @@ class MatchRunner:
         rated: bool = False,
         ratings: RatingBook | None = None,
         spectators: SpectatorHub | None = None,
+        seed: int | None = None,
     ) -> None:
         if len(seats) != game.num_players:
             raise ValueError(f"{game.name} needs {game.num_players} seats, got {len(seats)}")
@@ -126,7 +137,8 @@ class MatchRunner:
         self.rated = rated
         #: The referee's rating book, updated with the ratings this match's result moves.
         self._ratings = ratings
-        self.seed = secrets.randbits(64)
+        #: The dice seed: a new secret, or a resumed match's stored one.
+        self.seed = secrets.randbits(64) if seed is None else seed
         self.state = game.initial_state()
         self.events: list[PlayedMove] = []
         self.finished = False
@@ -149,7 +161,7 @@ class MatchRunner:
         self._seat_moves = 0
         self._turn_seat: int | None = None
         self._turn_sent_at = 0.0
-        self._waiter: asyncio.Future[_Submitted | _Resigned | None] | None = None
+        self._waiter: asyncio.Future[_Submitted | _Interrupted | None] | None = None
         #: The state the legal-move cache below belongs to, its notations as a JSON array,
         #: and notation -> move (the turn lists them; the answer is looked up, not re-parsed).
         self._legal_state: games.State | None = None
@@ -160,6 +172,14 @@ class MatchRunner:
         self._match_id_json = _dumps(match_id)
         self._position_json = "{}"
         self._resigned: int | None = None
+        #: An administrator asked for the match to end (``abort()``).
+        self._abort_requested = False
+        #: Set by ``restore()``: the ply a resumed match goes on from, and how long it waits for
+        #: its bots to come back before its next turn.
+        self._resumed_at: int | None = None
+        self._resume_wait_s = 0.0
+        #: Set when a seat's bot logs in again (or the match is interrupted) while it waits.
+        self._seat_back = asyncio.Event()
         self._finishing: asyncio.Future[None] | None = None
         #: The position JSON of one state (shared by the turn and the spectators' move).
         self._position_state: games.State | None = None
@@ -288,8 +308,62 @@ class MatchRunner:
         seat = self._check_seat(bot_id)
         if self._resigned is None:
             self._resigned = seat
+        self._interrupt()
+
+    def abort(self) -> bool:
+        """End the match ``aborted`` (zero payoffs, unrated) at once: an administrator's call.
+        False when it is over already."""
+        if self.finished:
+            return False
+        self._abort_requested = True
+        self._interrupt()
+        return True
+
+    def _interrupt(self) -> None:
         if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(_RESIGNED)
+            self._waiter.set_result(_INTERRUPTED)
+        self._seat_back.set()
+
+    @property
+    def resumed_at(self) -> int | None:
+        """The ply this match went on from after a restart (None: not resumed here)."""
+        return self._resumed_at
+
+    def restore(self, events: Sequence[StoredEvent], *, wait_s: float) -> None:
+        """Go on from a stored match: replay its events through the rules (the dice are the
+        seed's), each seat's clock at its last stored bank; ``run()`` then notes the resumption
+        and waits up to ``wait_s`` for every bot to be connected before the next turn.
+
+        Raises ValueError when a stored event does not apply (the match cannot be resumed)."""
+        for event in events:
+            state = self.state
+            if event.ply != len(self.events):
+                raise ValueError(f"ply {len(self.events)} is missing (found {event.ply})")
+            if event.seat is None:
+                if not state.is_chance_node():
+                    raise ValueError(f"a roll at ply {event.ply}, where a seat is to move")
+                rolled = dice.roll(
+                    self._seed_text, self.match_id, event.ply, state.chance_outcomes()
+                )
+                if self.game.format_move(state, rolled) != event.move:
+                    raise ValueError(f"the roll at ply {event.ply} is not the seed's")
+                move = rolled
+            else:
+                if state.is_chance_node() or state.player != event.seat:
+                    raise ValueError(f"seat {event.seat} moved at ply {event.ply} out of turn")
+                move = parse_event(self.game, state, event.move)
+                self._last_move_ply[event.seat] = event.ply
+                self._seat_moves += 1
+                if event.forced is not None:
+                    self._forced[event.ply] = event.forced
+                if event.bank_ms is not None:
+                    self._clocks[event.seat].bank_ms = float(event.bank_ms)
+            self.state = state.result(move)
+            played = PlayedMove(ply=event.ply, seat=event.seat, move=event.move)
+            self.events.append(played)
+            self._event_json.append(played.model_dump_json())
+        self._resumed_at = len(self.events)
+        self._resume_wait_s = wait_s
 
     def resync(self, bot_id: int) -> None:
         """Bring a reconnected bot up to date: match_start again, with the current position and
@@ -300,6 +374,7 @@ class MatchRunner:
         self._connections.send(bot_id, self._match_start(seat))
         if self._turn_seat == seat and self._waiter is not None and not self._waiter.done():
             self._connections.send_json(bot_id, self._turn_message(seat))
+        self._seat_back.set()
 
     def _check_seat(self, bot_id: int) -> int:
         seat = self.seat_of(bot_id)
@@ -315,35 +390,17 @@ class MatchRunner:
 
     async def run(self) -> None:
         try:
-            # Awaited: the match is in the database (and REST) before any bot hears of it.
-            await self._database.recorder.submit(
-                match_repo.create_match,
-                match_id=self.match_id,
-                game=self.game.name,
-                bot_ids=[s.bot_id for s in self.seats],
-                time_control=self.time_control.model_dump(),
-                policy=self.policy.value,
-                seed=self.seed,
-                origin=self.origin,
-                rated=self.rated,
-            )
-            log.info(
-                "match %s of %s started: %s; %d+%d ms, %s",
-                self.match_id,
-                self.game.name,
-                ", ".join(f"{b.name} (seat {i})" for i, b in enumerate(self.seats)),
-                self.time_control.move_ms,
-                self.time_control.bank_ms,
-                self.policy.value,
-            )
-            for seat, bot in enumerate(self.seats):
-                self._connections.send(bot.bot_id, self._match_start(seat))
-            self._announced = True
+            if self._resumed_at is None:
+                await self._start()
+            else:
+                await self._resume()
             termination, at_fault = await self._play()
             if at_fault is not None:
                 payoffs = forfeit_payoffs(self.game, at_fault)
             elif termination is Termination.normal:
                 payoffs = [float(p) for p in self.state.returns()]
+            elif termination is Termination.aborted:
+                payoffs = [0.0] * len(self.seats)
             else:
                 payoffs = drawn_payoffs(self.game)
             # Its own task: a shutdown that comes while the result is being stored must not
@@ -355,9 +412,11 @@ class MatchRunner:
                 # The match ended just before the shutdown: its result is stored and told.
                 with contextlib.suppress(Exception):
                     await self._finishing
-            else:
-                # Shutdown: close the match cleanly as aborted, then let the cancellation through.
-                await self._abort()
+            elif self._announced:
+                # The server stops: the match stays running in the database, with every move
+                # queued so far (the recorder commits them before the database closes), and
+                # the next server resumes it.
+                log.info("match %s left running at ply %d", self.match_id, len(self.events))
             raise
         except Exception:
             log.exception("match %s failed; aborting it", self.match_id)
@@ -366,8 +425,67 @@ class MatchRunner:
             if self._on_finish is not None:
                 self._on_finish(self)
 
+    async def _start(self) -> None:
+        """Store the new match, then tell its bots."""
+        # Awaited: the match is in the database (and REST) before any bot hears of it.
+        await self._database.recorder.submit(
+            match_repo.create_match,
+            match_id=self.match_id,
+            game=self.game.name,
+            bot_ids=[s.bot_id for s in self.seats],
+            time_control=self.time_control.model_dump(),
+            policy=self.policy.value,
+            seed=self.seed,
+            origin=self.origin,
+            rated=self.rated,
+        )
+        log.info(
+            "match %s of %s started: %s; %d+%d ms, %s",
+            self.match_id,
+            self.game.name,
+            ", ".join(f"{b.name} (seat {i})" for i, b in enumerate(self.seats)),
+            self.time_control.move_ms,
+            self.time_control.bank_ms,
+            self.policy.value,
+        )
+        for seat, bot in enumerate(self.seats):
+            self._connections.send(bot.bot_id, self._match_start(seat))
+        self._announced = True
+
+    async def _resume(self) -> None:
+        """Note the resumption, then wait for the bots: each gets ``match_start`` (the position,
+        every move so far) when it logs in again (``resync``); the next turn goes out once all
+        are back or ``resume_wait_s`` is over, and its clock starts then (the time no server
+        hosted the match is charged to nobody)."""
+        ply = self._resumed_at
+        assert ply is not None
+        await self._database.recorder.submit(
+            resume_repo.note_resumed, match_id=self.match_id, ply=ply
+        )
+        self._announced = True
+        log.info(
+            "match %s of %s resumed at ply %d: %s",
+            self.match_id,
+            self.game.name,
+            ply,
+            ", ".join(f"{b.name} (seat {i})" for i, b in enumerate(self.seats)),
+        )
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._resume_wait_s
+        while not self._abort_requested and self._resigned is None:
+            if all(self._connections.get(s.bot_id) is not None for s in self.seats):
+                return
+            self._seat_back.clear()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await self._seat_back.wait()
+            except TimeoutError:
+                return
+
     async def _play(self) -> tuple[Termination, int | None]:
         while True:
+            if self._abort_requested:
+                return Termination.aborted, None
             if self._resigned is not None:
                 return Termination.resign, self._resigned
             state = self.state
@@ -382,7 +500,7 @@ class MatchRunner:
                 return Termination.move_limit, None
             seat = state.player
             answer = await self._ask(seat)
-            if answer is _RESIGNED:
+            if answer is _INTERRUPTED:
                 continue
             if answer is None:  # out of time
                 bot_id = self.seats[seat].bot_id
@@ -423,14 +541,14 @@ class MatchRunner:
                 return move
         return self.game.parse_move(state, text)
 
-    async def _ask(self, seat: int) -> _Submitted | _Resigned | None:
+    async def _ask(self, seat: int) -> _Submitted | _Interrupted | None:
         """Send the turn and wait for the answer; None when the seat ran out of time."""
         bot_id = self.seats[seat].bot_id
         conn = self._connections.get(bot_id)
         grace = latency_grace_ms(conn.rtt_ms() if conn is not None else None, self._grace_cap_ms)
         clock = self._clocks[seat]
         loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[_Submitted | _Resigned | None] = loop.create_future()
+        waiter: asyncio.Future[_Submitted | _Interrupted | None] = loop.create_future()
         self._waiter = waiter
         self._turn_seat = seat
         self._turn_sent_at = time.monotonic()
@@ -508,6 +626,7 @@ class MatchRunner:
             think_ms=think_ms,
             info=info,
             forced=forced,
+            bank_ms=None if seat is None else int(self._clocks[seat].bank_ms),
         )
         return text
 
@@ -617,8 +736,8 @@ class MatchRunner:
         try:
             await self._finish(Termination.aborted, None, [0.0] * len(self.seats))
         except Exception:
-            # The match row may not exist (create failed) or the database is gone; on the next
-            # start abort_unfinished closes whatever is still marked running.
+            # The match row may not exist (create failed) or the database is gone: a match still
+            # marked running is resumed at the next start (or ended by `arena matches abort`).
             log.exception("could not store the abort of match %s", self.match_id)
 
     # --- messages -----------------------------------------------------------------------

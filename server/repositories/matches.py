@@ -1,7 +1,8 @@
 """Matches, their seats, moves, chance events and results.
 
-The referee writes each move as it is played, one small transaction per move, so a crash loses
-at most the move in flight; ``abort_unfinished`` then closes what was left running.
+The referee writes each move as it is played (the recorder commits them in short batches), so
+a crash loses at most the last few milliseconds of moves; the next start resumes what was left
+running (server/repositories/resume.py), and ``abort_running`` ends matches by hand.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ply_arena.server.db.models import (
     Bot,
     ChanceEvent,
     Match,
+    MatchResume,
     MoveRecord,
     Result,
     Seat,
@@ -158,8 +160,10 @@ async def record_move(
     think_ms: int | None = None,
     info: Mapping[str, Any] | None = None,
     forced: str | None = None,
+    bank_ms: int | None = None,
 ) -> None:
-    """Store one move (``seat`` None: a chance outcome, e.g. dice)."""
+    """Store one move (``seat`` None: a chance outcome, e.g. dice); ``bank_ms`` is the mover's
+    bank once the move was charged (a resumed match's clock starts from it)."""
     if seat is None:
         session.add(ChanceEvent(match_id=match_id, ply=ply, outcome=move))
     else:
@@ -172,6 +176,7 @@ async def record_move(
                 think_ms=think_ms,
                 info=dict(info) if info is not None else None,
                 forced=str(forced) if forced is not None else None,
+                bank_ms=bank_ms,
             )
         )
 
@@ -209,6 +214,7 @@ async def record_moves(session: AsyncSession, rows: Sequence[Mapping[str, Any]])
                     "think_ms": row.get("think_ms"),
                     "info": dict(info) if info is not None else None,
                     "forced": str(forced) if forced is not None else None,
+                    "bank_ms": row.get("bank_ms"),
                     "played_at": now,
                 }
             )
@@ -308,11 +314,16 @@ async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
     await session.execute(_INSERT_RESULTS, results)
 
 
-async def abort_unfinished(session: AsyncSession) -> int:
-    """Close every running match as aborted (after a crash), keeping its moves; the count."""
-    ids = (await session.scalars(select(Match.id).where(Match.status == RUNNING))).all()
+async def abort_running(session: AsyncSession, ids: Sequence[str] | None = None) -> list[str]:
+    """End running matches as aborted, unrated, keeping their moves (every running match, or
+    those of ``ids`` that still run); the ids ended. For matches no server plays: a running
+    server ends its own through its referee (``Referee.abort_match``)."""
+    query = select(Match.id).where(Match.status == RUNNING)
+    if ids is not None:
+        query = query.where(Match.id.in_(list(ids)))
+    ids = list((await session.scalars(query)).all())
     if not ids:
-        return 0
+        return []
     now = utcnow()
     await session.execute(
         update(Match).where(Match.id.in_(ids)).values(status=ABORTED, rated=False)
@@ -322,7 +333,7 @@ async def abort_unfinished(session: AsyncSession) -> int:
         for i in ids
     )
     await session.flush()
-    return len(ids)
+    return ids
 
 
 async def get_match(session: AsyncSession, match_id: str) -> dict[str, Any] | None:
@@ -396,6 +407,13 @@ async def get_match(session: AsyncSession, match_id: str) -> dict[str, Any] | No
         ),
         "seed": record["seed"],
     }
+    resumes = await session.execute(
+        select(MatchResume.ply, MatchResume.resumed_at)
+        .where(MatchResume.match_id == match_id)
+        .order_by(MatchResume.id)
+    )
+    #: The restarts the match lived through: it went on from ``ply`` at ``at``.
+    record["resumed"] = [{"ply": ply, "at": iso(at)} for ply, at in resumes]
     record["result"] = (
         None
         if match.result is None

@@ -105,8 +105,12 @@ class Phase(enum.Enum):
 
 
 class _Close:
-    def __init__(self, code: int) -> None:
+    """The close frame: its code, and as its reason the fatal error's code (``shutting_down``
+    with 1012 tells a bot that reads only the close frame that the server restarts)."""
+
+    def __init__(self, code: int, reason: str = "") -> None:
         self.code = code
+        self.reason = reason
 
 
 class TokenBucket:
@@ -214,7 +218,7 @@ class Session:
             code = CLOSE_RESTART
         else:
             code = CLOSE_POLICY
-        self._out.put_nowait(_Close(code))
+        self._out.put_nowait(_Close(code, str(error.code)))
         self._closing = True
         self._closed.set()
         # The referee learns it now, not once run() has unwound: by the time the peer reads
@@ -298,7 +302,7 @@ class Session:
             started = self._writing_since = time.monotonic()
             try:
                 if isinstance(item, _Close):
-                    await self.websocket.close(item.code)
+                    await self.websocket.close(item.code, item.reason)
                     return
                 self._queued_chars -= len(item)
                 await self.websocket.send_text(item)

@@ -345,24 +345,37 @@ async def wait_until_house_thinks(srv: LiveServer, bot: WsBot, start: Message, m
     await until(lambda: house_bot.thinking, 10, "the house bot's search")
 
 
-async def test_shutdown_aborts_a_house_match_and_stops_the_search_processes(
+async def test_a_house_match_stops_with_the_server_and_resumes_with_the_next(
     start_server: Callable[..., LiveServer],
 ) -> None:
-    srv = start_server(house_bots="connect_four=alphabeta@5", house_workers=1, house_wait_s=0.1,
-                       pairing_tick_s=0.05)  # fmt: skip
+    house = {"house_bots": "connect_four=alphabeta@1", "house_workers": 1, "house_wait_s": 0.1,
+             "pairing_tick_s": 0.05}  # fmt: skip
+    srv = start_server(**house)
     pids = await warm(srv)
     name, token = srv.create_bot()
     bot, start, _ = await lone(srv, name, token, C4,
                                {"time_control": {"move_ms": 10_000, "bank_ms": 0}})  # fmt: skip
-    await wait_until_house_thinks(srv, bot, start, name)  # a 5 s search under way
+    await wait_until_house_thinks(srv, bot, start, name)  # a search under way
     began = time.monotonic()
     srv.stop()
     assert time.monotonic() - began < 4.0  # the search is abandoned, not waited for
-    end = await bot.expect("match_end")
-    assert end["termination"] == "aborted"
+    assert await bot.expect_closed() == 1012
+    assert not any(m["type"] == "match_end" for m in bot.log)
     await until(lambda: all(proc_gone(p) for p in pids), 5, "the search processes to end")
     (record,) = [r for r in await stored_records(srv.db_url) if r["id"] == start["match_id"]]
-    assert record["status"] == "aborted"
+    assert record["status"] == "running"
+
+    # The next server resumes it: the house bot logs in again and, once the student's bot is
+    # back too, plays its move; the student's turn follows.
+    srv = start_server(**house)
+    bot = await WsBot.connect(srv.ws_url, token)
+    again = await bot.expect("match_start", match_id=start["match_id"])
+    assert again["ply"] == record["plies"]
+    turn = await bot.expect("turn", timeout=15, match_id=start["match_id"])
+    assert turn["ply"] == record["plies"] + 1
+    await bot.send({"type": "resign", "match_id": start["match_id"]})
+    end = await bot.expect("match_end", match_id=start["match_id"])
+    assert end["termination"] == "resign" and end["plies"] == turn["ply"]
 
 
 async def test_a_dead_search_process_loses_the_house_match_on_time(

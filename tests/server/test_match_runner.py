@@ -341,26 +341,55 @@ async def test_one_connection_plays_several_matches(live_server: LiveServer) -> 
         record(live_server, i)
 
 
-async def test_shutdown_aborts_running_matches(start_server: Callable[..., LiveServer]) -> None:
-    """A shutdown (Ctrl+C, SIGTERM, a container stop) ends every match as aborted, tells each
-    bot so with match_end, then closes with the fatal shutting_down and close code 1012."""
+async def test_a_shutdown_leaves_matches_to_resume_and_the_bots_play_them_on(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """A shutdown (Ctrl+C, SIGTERM, a container stop) stops every match where it stands: no
+    match_end, the fatal shutting_down and close code 1012 (reason: the code); the next server
+    on the database resumes it, each bot that logs in again gets match_start with the moves so
+    far, and the next turn waits until every bot is back, with the clocks as they were."""
     srv = start_server()
     _, ta = srv.create_bot()
     _, tb = srv.create_bot()
-    a, b, sa, _ = await start_pair(srv.ws_url, ta, tb, move_ms=5000)
+    a, b, sa, _ = await start_pair(srv.ws_url, ta, tb, move_ms=5000, bank_ms=3000)
     mid = sa["match_id"]
     mover = a if sa["your_seat"] == 0 else b
-    await mover.expect("turn", match_id=mid)
+    turn = await mover.expect("turn", match_id=mid)
+    await mover.send({"type": "move", "match_id": mid, "ply": 0, "move": turn["legal_moves"][0]})
+    other = b if mover is a else a
+    await other.expect("turn", match_id=mid, ply=1)
     await asyncio.to_thread(srv.stop)
     (stored,) = [r for r in await stored_records(srv.db_url) if r["id"] == mid]
-    assert stored["status"] == "aborted"
-    assert stored["result"]["termination"] == "aborted"
+    assert stored["status"] == "running" and stored["plies"] == 1
     for bot in (a, b):
         assert await bot.expect_closed() == 1012
-        end, error = bot.log[-2:]
-        assert (end["type"], end["match_id"], end["termination"]) == ("match_end", mid, "aborted")
-        assert end["payoffs"] == [0.0, 0.0] and end["at_fault"] is None
+        assert bot.ws.close_reason == "shutting_down"
+        assert not any(m["type"] == "match_end" for m in bot.log)
+        error = bot.log[-1]
         assert (error["type"], error["code"], error["fatal"]) == ("error", "shutting_down", True)
+        assert "resume" in error["message"]
+
+    token_of = {id(a): ta, id(b): tb}
+    srv = start_server(resume_wait_s=60)
+    back = await WsBot.connect(srv.ws_url, token_of[id(other)])
+    again = await back.expect("match_start", match_id=mid)
+    assert again["ply"] == 1 and [m["ply"] for m in again["moves"]] == [0]
+    # Its turn is not out while the other bot is away (the wait allows 60 s).
+    early = {"type": "move", "match_id": mid, "ply": 1, "move": turn["legal_moves"][1]}
+    await back.send(early)
+    assert "wait for a turn" in (await back.expect_error("not_your_turn"))["message"]
+    first = await WsBot.connect(srv.ws_url, token_of[id(mover)])
+    await first.expect("match_start", match_id=mid)
+    resumed_turn = await back.expect("turn", match_id=mid, ply=1)
+    # Sent once both are back, with the whole move and the bank as it was.
+    assert resumed_turn["move_ms"] == 5000 and resumed_turn["deadline_ms"] == 8000
+    await back.send({**early, "move": resumed_turn["legal_moves"][0]})
+    ends = await asyncio.gather(first.play(mid), back.play(mid))
+    assert {e["termination"] for e in ends} == {"normal"}
+    record = srv.api("GET", f"/api/matches/{mid}").json()
+    assert record["status"] == "finished" and [r["ply"] for r in record["resumed"]] == [1]
+    await back.close()
+    await first.close()
 
 
 @pytest.mark.parametrize(("cap_ms", "termination"), [(1000, "normal"), (0, "timeout")])

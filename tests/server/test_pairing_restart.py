@@ -34,7 +34,7 @@ async def test_pairing_counts_group_stored_matches_by_game_and_set_of_bots(
         database, game="chinese_checkers", seed=5, bots=["ann", "bob", "cid"], max_plies=2
     )
     async with database.session() as session:
-        assert await match_repo.abort_unfinished(session) == 1
+        assert len(await match_repo.abort_running(session)) == 1
         ids = {}
         for name in ("ann", "bob", "cid"):
             bot = await bot_repo.bot_by_name(session, name)

@@ -182,10 +182,11 @@ async def test_a_finished_match_is_one_snapshot_with_its_result_then_a_normal_cl
         "plies": end["plies"],
         "seed": end["seed"],
     }
-    # A match a crash left running: closed as aborted, its position re-derived from its moves.
+    # A match left running, then aborted by hand with no server playing it: its position is
+    # re-derived from its moves.
     cut = await store_match(database, game="connect_four", seed=5, max_plies=5, finish=False)
     async with database.session() as session:
-        assert await match_repo.abort_unfinished(session) == 1
+        assert await match_repo.abort_running(session) == [cut.match_id]
     spectator = await Spectator.connect(live_server.ws_url, cut.match_id)
     messages, code = await spectator.rest()
     assert code == 1000 and len(messages) == 1
@@ -488,7 +489,7 @@ async def test_what_a_spectator_sends_is_answered_and_disturbs_nothing(
 # --- shutdown -----------------------------------------------------------------------------------
 
 
-async def test_shutdown_ends_the_streams_with_the_aborted_match_end_within_the_grace(
+async def test_shutdown_closes_the_streams_with_shutting_down_within_the_grace(
     db_url: str,
 ) -> None:
     server = start_server_process(db_url, house_bots="none")
@@ -505,12 +506,14 @@ async def test_shutdown_ends_the_streams_with_the_aborted_match_end_within_the_g
     finally:
         server.stop()
     assert status in (0, -15) and took < CLOSE_GRACE_S + 5, took
+    # The match is left to resume: no match_end (nor its seed) to anyone, a restart to all.
     for spectator in spectators:
         rest, code = await spectator.rest()
-        assert code == 1000 and rest[-1]["type"] == "match_end", rest
-        assert rest[-1]["termination"] == "aborted" and rest[-1]["seed"] is not None
+        assert code == 1012 and [m["type"] for m in rest] == ["error"], rest
+        assert rest[-1]["code"] == "shutting_down"
     for bot in (a, b):
-        assert (await bot.expect("match_end"))["termination"] == "aborted"
+        assert await bot.expect_closed() == 1012
+        assert not any(m["type"] == "match_end" for m in bot.log)
     assert "Traceback" not in server.log, server.log
     assert "Exception in ASGI" not in server.log, server.log
     # Refused while the server shuts down? It is gone now: nothing listens.

@@ -33,7 +33,7 @@ async def test_migration_creates_exactly_the_models(database: Database) -> None:
     async with database.engine.connect() as conn:
         assert await conn.run_sync(_diff) == []
         version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar()
-    assert version == "0008"
+    assert version == "0009"
     # Migrating again is a no-op.
     await database.migrate()
 
@@ -101,13 +101,16 @@ async def test_seed_is_hidden_while_running_and_moves_survive_abort(
     database: Database, store_match: Any
 ) -> None:
     m = await store_match(database, game="tic_tac_toe", seed=2, max_plies=4, finish=False)
+    other = await store_match(database, game="tic_tac_toe", seed=3, max_plies=2, finish=False)
     async with database.session() as session:
         record = await matches.get_match(session, m.match_id)
     assert record is not None and record["status"] == "running" and record["seed"] is None
     async with database.session() as session:
-        assert await matches.abort_unfinished(session) == 1
+        assert await matches.abort_running(session, [m.match_id, "no-such-id"]) == [m.match_id]
     async with database.session() as session:
-        assert await matches.abort_unfinished(session) == 0
+        assert await matches.abort_running(session, [m.match_id]) == []  # over already
+        assert await matches.abort_running(session) == [other.match_id]
+        assert await matches.abort_running(session) == []
         record = await matches.get_match(session, m.match_id)
     assert record is not None
     assert record["status"] == "aborted"
@@ -157,7 +160,7 @@ async def test_finishing_twice_is_refused(database: Database, store_match: Any) 
             )
 
 
-def test_restart_closes_matches_left_running_and_keeps_their_moves(
+def test_a_restart_resumes_matches_left_running_and_an_admin_can_abort_them(
     start_server: Any, db_url: str, store_match: Any
 ) -> None:
     async def crash_leftovers() -> Any:
@@ -165,20 +168,59 @@ def test_restart_closes_matches_left_running_and_keeps_their_moves(
         await db.migrate()
         try:
             done = await store_match(db, seed=7)
-            left = await store_match(db, seed=8, max_plies=5, finish=False)
+            left = await store_match(db, seed=8, max_plies=3, finish=False)
+            broken = await store_match(db, seed=9, max_plies=3, finish=False)
+            async with db.session() as session:
+                # The mover's bank as stored with its move: the resumed clock starts there.
+                await session.execute(
+                    text("UPDATE moves SET bank_ms = 4321 WHERE match_id = :m AND ply = 2"),
+                    {"m": left.match_id},
+                )
+                # A stored move the rules refuse: that match cannot be resumed.
+                await session.execute(
+                    text("UPDATE moves SET move = 'z9' WHERE match_id = :m AND ply = 1"),
+                    {"m": broken.match_id},
+                )
         finally:
             await db.dispose()
-        return done, left
+        return done, left, broken
 
-    done, left = asyncio.run(crash_leftovers())
-    srv = start_server()
-    assert srv.app.state.aborted_on_start == 1
+    done, left, broken = asyncio.run(crash_leftovers())
+    srv = start_server(resume_wait_s=60)
+    assert srv.app.state.resumed_on_start == 1
+    record = srv.api("GET", f"/api/matches/{left.match_id}").json()
+    assert record["status"] == "running"
+    assert [(e["ply"], e["seat"], e["move"]) for e in record["moves"]] == left.events
+    assert [r["ply"] for r in record["resumed"]] == [3]
+    runner = srv.app.state.referee.running_match(left.match_id)
+    assert runner is not None and runner.resumed_at == 3
+    snapshot = runner.snapshot()
+    seat_of_ply_2 = left.events[2][1]
+    assert snapshot.clocks_ms is not None and snapshot.clocks_ms[seat_of_ply_2] == 4321
+    assert snapshot.clocks_ms[1 - seat_of_ply_2] == 10_000  # no bank stored: the full one
+    unresumable = srv.api("GET", f"/api/matches/{broken.match_id}").json()
+    assert unresumable["status"] == "aborted" and len(unresumable["moves"]) == 3
+    assert srv.api("GET", f"/api/matches/{done.match_id}").json()["status"] == "finished"
+
+    # The admin ends the resumed match by hand (an instructor's token is not enough).
+    path = f"/api/matches/{left.match_id}/abort"
+    assert srv.api("POST", path).status_code == 401
+    answer = srv.api("POST", path, admin=True)
+    assert answer.status_code == 200 and answer.json() == {"aborted": [left.match_id]}
     record = srv.api("GET", f"/api/matches/{left.match_id}").json()
     assert record["status"] == "aborted" and record["termination"] == "aborted"
-    assert [(e["ply"], e["seat"], e["move"]) for e in record["moves"]] == left.events
-    assert srv.api("GET", f"/api/matches/{done.match_id}").json()["status"] == "finished"
+    assert record["rated"] is False and record["result"]["payoffs"] == [0.0, 0.0]
+    again = srv.api("POST", path, admin=True)
+    assert again.status_code == 409 and again.json()["error"]["code"] == "conflict"
+    missing = srv.api("POST", "/api/matches/nope/abort", admin=True)
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    bad = srv.api("POST", "/api/matches/abort", admin=True, json={})
+    assert bad.status_code == 400 and '{"all": true}' in bad.json()["error"]["message"]
+    assert srv.api("POST", "/api/matches/abort", admin=True, json={"all": True}).json() == {
+        "aborted": []
+    }
     srv.stop()
-    assert start_server().app.state.aborted_on_start == 0
+    assert start_server().app.state.resumed_on_start == 0
 
 
 def _database_bytes(db_path: Path) -> bytes:

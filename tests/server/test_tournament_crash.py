@@ -1,6 +1,7 @@
 """kill -9 of ``arena serve`` in the middle of a tournament, and a restart on the same database:
-the tournament resumes and completes, no finished game is lost or played twice, and its rounds
-are those an uninterrupted run draws."""
+the tournament resumes and completes, the matches the kill cut are resumed (not replayed), no
+game is lost or played twice, its rounds are those an uninterrupted run draws, and the ratings
+equal a rebuild."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 from _server_process import ADMIN_TOKEN, start_server_process
 from _waiting import until_read
 from sqlalchemy import text
 
 from ply_arena.protocol.client import BotClient
 from ply_arena.server.db.database import Database
+from ply_arena.server.ratings import RatingModel
+from ply_arena.server.ratings.rebuild import rebuild
 from ply_arena.server.tournaments.schedule import round_robin
 
 ENTRANTS = [f"crash{i}" for i in range(5)]
@@ -39,13 +43,15 @@ async def _doc(url: str) -> dict[str, Any]:
     return doc
 
 
+@pytest.mark.parametrize("format", ["round_robin", "swiss"])
 async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeating_a_game(
-    db_url: str,
+    db_url: str, format: str
 ) -> None:
     db = db_url
     server = start_server_process(db)
     port = server.port
     tokens = [server.create_bot(name) for name in ENTRANTS]
+    rounds = {"rounds": 4} if format == "swiss" else {}
     created = _api(
         server.url,
         "POST",
@@ -53,10 +59,11 @@ async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeatin
         json={
             "name": "crashproof",
             "game": "tic_tac_toe",
-            "format": "round_robin",
+            "format": format,
             "bots": ENTRANTS,
             "concurrency": 2,
             "no_show_s": 60,
+            **rounds,
         },
     )
     assert created.status_code == 201, created.text
@@ -77,7 +84,8 @@ async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeatin
         async def some_decided_some_playing() -> bool:
             doc = await _doc(server.url)
             games = [g for r in doc["schedule"] for g in r["games"]]
-            return doc["games"]["decided"] >= 6 and any(g["status"] == "playing" for g in games)
+            # Swiss: in the middle of a round after the first (each round is two games).
+            return doc["games"]["decided"] >= 3 and any(g["status"] == "playing" for g in games)
 
         await until_read(some_decided_some_playing, 60, "a tournament under way")
         server.proc.kill()  # kill -9: no shutdown, no aborted matches written
@@ -99,36 +107,48 @@ async def test_a_killed_server_resumes_its_tournament_without_losing_or_repeatin
         await asyncio.gather(*tasks, return_exceptions=True)
         server.stop()
 
-    # The rounds are those of an uninterrupted run: the same games, boards and seats.
-    expected = round_robin(ENTRANTS)  # unrated entrants are seeded by name
-    got = [[tuple(g["bots"]) for g in r["games"]] for r in doc["schedule"]]
-    assert got == [list(r) for r in expected]
     games = [g for r in doc["schedule"] for g in r["games"]]
-    assert len(games) == 20 and all(g["status"] == "finished" for g in games)
-    # A game decided before the kill kept its match; no match counts twice.
-    for game_id, match_id, status, _ in before:
-        if status == "finished":
-            assert any(g["match_id"] == match_id for g in games), (game_id, match_id)
-    match_ids = [g["match_id"] for g in games]
-    assert len(set(match_ids)) == 20
+    played = [g for g in games if g["match_id"] is not None]  # not a Swiss bye
+    if format == "round_robin":
+        # The rounds are those of an uninterrupted run: the same games, boards and seats.
+        expected = round_robin(ENTRANTS)  # unrated entrants are seeded by name
+        got = [[tuple(g["bots"]) for g in r["games"]] for r in doc["schedule"]]
+        assert got == [list(r) for r in expected]
+        assert len(played) == 20
+    else:
+        assert len(doc["schedule"]) == 4 and len(played) == 8
+    assert all(g["status"] == "finished" for g in played)
+    # Nothing was played again: the games cut by the kill went on in their own matches.
+    assert all(g["replays"] == 0 for g in games)
+    match_ids = [g["match_id"] for g in played]
+    assert len(set(match_ids)) == len(played)
+    cut = {match for _, match, status, _ in before if status == "playing"}
+    assert cut and cut <= set(match_ids), (cut, match_ids)
     stored = dict(await _rows(db, "SELECT id, status FROM matches WHERE origin = 'tournament'"))
-    # Every match the tournament counts finished; the others were cut off by the kill and
-    # closed as aborted at the restart, one per replay.
-    assert all(stored[m] == "finished" for m in match_ids)
-    cut_off = [m for m, status in stored.items() if m not in match_ids]
-    assert all(stored[m] == "aborted" for m in cut_off)
-    # Games playing at the kill: one whose match had its result stored keeps it; the others
-    # are played again, once each.
-    replayed = [
-        gid for gid, _, status, match in before if status == "playing" and match != "finished"
-    ]
-    assert replayed, "the kill should have cut a match off"
-    replays = {
-        g_id: g["replays"] for g_id, g in zip(sorted(gid for gid, *_ in before), games, strict=True)
-    }
-    assert {gid for gid, n in replays.items() if n} == set(replayed)
-    assert all(n <= 1 for n in replays.values())
-    assert sum(r["games"] for r in doc["standings"]) == 40
+    assert stored == {m: "finished" for m in match_ids}  # one match per game, none aborted
+    resumed = await _rows(db, "SELECT DISTINCT match_id FROM match_resumes")
+    assert {m for (m,) in resumed} <= cut and resumed
+    assert sum(r["games"] for r in doc["standings"]) == 2 * len(played)
+    await _ratings_equal_a_rebuild(db)
+
+
+async def _ratings_equal_a_rebuild(db_url: str) -> None:
+    database = Database(db_url)
+    try:
+        stored = await _every_rating(database)
+        async with database.session() as session:
+            await rebuild(session, RatingModel())
+        assert await _every_rating(database) == stored
+    finally:
+        await database.dispose()
+
+
+async def _every_rating(database: Database) -> list[tuple[Any, ...]]:
+    async with database.session() as session:
+        rows = await session.execute(
+            text("SELECT bot_id, game, mu, sigma, matches FROM ratings ORDER BY bot_id, game")
+        )
+        return [tuple(row) for row in rows.all()]
 
 
 async def _rows(db_url: str, sql: str) -> list[tuple[Any, ...]]:
@@ -157,7 +177,7 @@ def slower_random(state: Any, legal_moves: list[str], clock: Any) -> str:
     return random.choice(legal_moves)
 
 
-async def test_a_paused_tournament_shows_what_a_restart_cut_off(db_url: str) -> None:
+async def test_a_paused_tournament_finishes_the_game_a_restart_cut_off(db_url: str) -> None:
     db = db_url
     server = start_server_process(db)
     port = server.port
@@ -176,14 +196,21 @@ async def test_a_paused_tournament_shows_what_a_restart_cut_off(db_url: str) -> 
         await until_read(lambda: asyncio.sleep(0, all(c.bot_name for c in clients)), 30, "logins")
         assert _api(server.url, "POST", "/api/tournaments/crashproof/start").status_code == 200
 
-        async def one_playing() -> bool:
+        async def playing() -> list[dict[str, Any]]:
             games = [g for r in (await _doc(server.url))["schedule"] for g in r["games"]]
-            return any(g["status"] == "playing" for g in games)
+            return [g for g in games if g["status"] == "playing"]
 
-        await until_read(one_playing, 30, "a game under way")
+        await until_read(playing, 30, "a game under way")
         assert _api(server.url, "POST", "/api/tournaments/crashproof/pause").status_code == 200
-        await asyncio.to_thread(server.stop)  # SIGTERM: the match under way ends aborted
+        (cut,) = await playing()
+        await asyncio.to_thread(server.stop)  # SIGTERM: the match under way is left running
         server = start_server_process(db, port=port)
+
+        async def nothing_playing() -> bool:
+            return not await playing()
+
+        # The bots reconnect and play the cut game to its end; paused, nothing else starts.
+        await until_read(nothing_playing, 60, "the cut game to end")
         doc = await _doc(server.url)
     finally:
         for c in clients:
@@ -192,11 +219,10 @@ async def test_a_paused_tournament_shows_what_a_restart_cut_off(db_url: str) -> 
         server.stop()
     games = [g for r in doc["schedule"] for g in r["games"]]
     assert doc["status"] == "paused"
-    assert not any(g["status"] == "playing" for g in games), games
-    # The game cut off is to be played again when the tournament resumes.
-    assert sum(g["replays"] for g in games) == 1
-    cut = next(g for g in games if g["replays"])
-    assert cut["status"] == "pending" and cut["match_id"] is None
+    assert sum(g["replays"] for g in games) == 0
+    (ended,) = [g for g in games if g["match_id"] == cut["match_id"]]
+    assert ended["status"] == "finished" and ended["bots"] == cut["bots"]
+    assert [g["status"] for g in games].count("finished") == 1  # the pause held the others
 
 
 async def test_a_restart_settles_each_cut_off_game_from_what_was_stored(

@@ -1,0 +1,46 @@
+"""``arena matches abort``: end running matches by hand, on a running server, through its API.
+
+    arena matches abort MATCH_ID [MATCH_ID ...] --token ADMIN_TOKEN
+    arena matches abort --all --token ADMIN_TOKEN
+
+A match running when the server stops is resumed at its next start; this is how an instructor
+ends one instead (zero payoffs, unrated; its bots get ``match_end`` ``aborted``). A tournament
+game aborted so is played again: cancel the tournament to stop it.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from ply_arena.server.cli.tournament import _call, _url_option
+
+_TOKEN_HELP = "The admin's token (or ARENA_TOKEN)."
+
+
+def register(app: typer.Typer) -> None:
+    matches_app = typer.Typer(help="End running matches on a running server.", no_args_is_help=True)
+    app.add_typer(matches_app, name="matches")
+
+    @matches_app.command("abort")
+    def abort(
+        match_ids: list[str] = typer.Argument(  # noqa: B008
+            None, metavar="MATCH_ID", help="The matches to end (ids from /matches)."
+        ),
+        every: bool = typer.Option(False, "--all", help="Every running match."),
+        url: str = _url_option(),
+        token: str = typer.Option(..., "--token", envvar="ARENA_TOKEN", help=_TOKEN_HELP),
+    ) -> None:
+        """End running matches as aborted: zero payoffs, unrated, their bots told match_end."""
+        if every == bool(match_ids):
+            typer.echo("error: give the match ids to abort, or --all (not both)", err=True)
+            raise typer.Exit(2)
+        if every:
+            ended = _call("POST", url, "/api/matches/abort", token, {"all": True})["aborted"]
+        else:
+            ended = []
+            for match_id in match_ids:
+                ended += _call("POST", url, f"/api/matches/{match_id}/abort", token)["aborted"]
+        for match_id in ended:
+            typer.echo(f"aborted {match_id}")
+        if not ended:
+            typer.echo("no match was running")
