@@ -1146,6 +1146,10 @@ class BotClient:
             self._opponent_absent(message)
             self._wake.set()
             return
+        if code == ErrorCode.shutting_down and message.fatal:
+            # A restart: the matches are kept, and resync once the server is back.
+            log.info("the server is restarting; reconnecting (running matches resume)")
+            return
         where = f" in match {message.match_id}" if message.match_id else ""
         log.warning("server error %s%s: %s", code, where, message.message)
         if message.fatal:

@@ -156,9 +156,11 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
         "spectator: try again later; an analysis: a smaller search, or again in a moment).",
     ),
     ErrorCode.shutting_down: (
-        "The server is shutting down or restarting (fatal: close code 1012). Running matches "
-        "ended as aborted; their match_end came first.",
-        "Reconnect with backoff; the server is back when the connection succeeds.",
+        "The server is shutting down or restarting (fatal: close code 1012, reason "
+        "shutting_down). Running matches are kept: the next server on the same database "
+        "resumes them where they stood.",
+        "Reconnect with backoff; when the server is back your matches resync (match_start with "
+        "the moves so far, then turn) and go on.",
     ),
     ErrorCode.unauthorized: (
         "The request needs a token (Authorization: Bearer ...): the admin's, or for a class "
@@ -185,8 +187,10 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
         "Fix the request as the error text says; the REST API is described in docs/protocol.md.",
     ),
     ErrorCode.conflict: (
-        "The name is already taken.",
-        "Choose another name, or rotate the existing bot's token instead.",
+        "The name is already taken, or the thing is already in the state asked for (a match "
+        "to abort that is over).",
+        "Choose another name, or rotate the existing bot's token instead; for a match, nothing "
+        "is left to do.",
     ),
     ErrorCode.internal_error: (
         "The server failed unexpectedly; nothing was changed.",

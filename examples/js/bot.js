@@ -5,7 +5,8 @@
 //
 // The whole protocol is in docs/protocol.md; this file uses only what a simple bot needs:
 // hello -> welcome, join -> joined, match_start, turn -> move, match_end, ping -> pong, error,
-// and reconnecting (with backoff) when the connection drops: the server resyncs its matches.
+// and reconnecting (with backoff) when the connection drops or the server restarts (close code
+// 1012): the server resyncs its matches, which a restart keeps.
 // Replace chooseMove() with your own search.
 "use strict";
 
@@ -42,10 +43,15 @@ function connect() {
   ws.on("message", (data, isBinary) => {
     if (!isBinary) handle(JSON.parse(data.toString())); // the server only sends text frames
   });
-  ws.on("close", () => {
+  ws.on("close", (code) => {
     if (finished >= wanted || process.exitCode) process.exit(process.exitCode);
     if (!loggedIn) process.exit(1);
-    console.log(`connection lost; reconnecting in ${backoff} ms`);
+    if (code === 1012) {
+      // The server restarts: our matches are kept and resync once it is back.
+      console.log(`the server is restarting; reconnecting in ${backoff} ms`);
+    } else {
+      console.log(`connection lost; reconnecting in ${backoff} ms`);
+    }
     setTimeout(connect, backoff);
     backoff = Math.min(30000, backoff * 2);
   });

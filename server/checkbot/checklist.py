@@ -870,8 +870,9 @@ def _reconnect(obs: Observations, wire: Wire | None) -> Item:
         return _fail(
             key,
             f"did not log in again after its connection was cut{limit}",
-            "when the connection drops, reconnect with backoff (0.25 s, 0.5 s, 1 s, ...) and "
-            f"send hello with the same token ({DOCS}#disconnecting-and-reconnecting)",
+            "when the connection drops or the server restarts (the fatal shutting_down, close "
+            "1012), reconnect with backoff (0.25 s, 0.5 s, 1 s, ...) and send hello with the "
+            f"same token ({DOCS}#disconnecting-and-reconnecting)",
         )
     after = (back.opened_at - obs.cut_at) * 1000
     record = (match.record if match is not None else None) or {}

@@ -11,9 +11,10 @@ Besides passing frames on, the relay does three things, each written down as wel
   (:meth:`Relay.accept_together` holds several to start their matches at the same moment);
 - it **pings the bot** itself when asked (ids from :data:`INJECTED_PING_BASE` up; their pongs
   stop here), to see whether pings are answered while the bot thinks;
-- it **cuts the bot's connection** when a given match next sends the bot a turn, as a network
-  failure would (both TCP connections are dropped, no close frame): the turn is not passed on,
-  and the bot must reconnect and be resynced by the arena.
+- it **cuts the bot's connection** when a given match next sends the bot a turn, as a server
+  restart would: the turn is not passed on, the arena's side is dropped (no close frame, as when
+  a server dies), and the bot gets what a restarting server sends (the fatal ``shutting_down``,
+  then close 1012 with that reason); the bot must reconnect and be resynced by the arena.
 
 The token in ``hello`` is passed on but never kept.
 """
@@ -41,6 +42,17 @@ from ply_arena.server.checkbot._changes import Changes
 INJECTED_PING_BASE = 2**50
 #: The path bots connect to, as on the arena.
 BOT_PATH = "/ws"
+#: What the relay's cut sends the bot: the arena's own restart frames (server/referee).
+CLOSE_RESTART = 1012
+RESTART_REASON = "shutting_down"
+RESTART: dict[str, Any] = {
+    "type": "error",
+    "code": RESTART_REASON,
+    "message": "the server is restarting (imitated by arena check-bot); reconnect with "
+    "backoff: your running matches are kept and resume where they stood",
+    "fatal": True,
+    "match_id": None,
+}
 
 Direction = Literal["to_bot", "from_bot"]
 #: Close codes that may be sent in a close frame (RFC 6455 section 7.4).
@@ -343,15 +355,24 @@ class Relay:
                     if cut.seen >= cut.nth:
                         self._record(link, "to_bot", message, "cut")
                         cut.at, cut.link = time.monotonic(), link.number
-                        self._closed(link, "relay", None, "cut by the checker")
+                        self._closed(link, "relay", CLOSE_RESTART, RESTART_REASON)
                         cut.done.set()
-                        # A network failure: no close frame either way.
-                        for ws in (link.down, link.up):
-                            if ws is not None:
-                                ws.transport.abort()
+                        if link.up is not None:
+                            link.up.transport.abort()  # to the arena, the bot just vanished
+                        await self._restart(link)
                         return None
         self._record(link, "to_bot", message)
         return True
+
+    async def _restart(self, link: Link) -> None:
+        """Tell the bot what a restarting arena tells it, then close as the arena would."""
+        if link.down is None:
+            return
+        self._record(link, "to_bot", RESTART, "the checker imitates a server restart")
+        with contextlib.suppress(Exception):
+            await link.down.send(json.dumps(RESTART))
+            await asyncio.wait_for(link.down.close(CLOSE_RESTART, RESTART_REASON), 2)
+        link.down.transport.abort()
 
     async def _accept_held(self) -> None:
         if not self._held or len(self._held) < self._together:

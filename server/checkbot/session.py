@@ -464,8 +464,8 @@ class Session:
             return
         obs.cut_match, obs.cut_at, obs.cut_link = match.match_id, cut.at, cut.link
         self.say(
-            f"  cut {obs.bot}'s connection instead of passing on its turn; waiting for it to "
-            "reconnect"
+            f"  cut {obs.bot}'s connection as a server restart would (shutting_down, 1012) "
+            "instead of passing on its turn; waiting for it to reconnect"
         )
         # Its clock runs meanwhile: when it runs out the match ends ('disconnect').
         window = (tc.move_ms + tc.bank_ms) / 1000 + 5

@@ -95,7 +95,8 @@ class House:
         return await asyncio.shield(self._warm_up)
 
     async def stop(self) -> None:
-        """Stop the search processes (the referee has aborted the house bots' matches)."""
+        """Stop the search processes (the referee has stopped the house bots' matches: they
+        resume with the next server)."""
         stopping = ErrorMessage(
             code=ErrorCode.shutting_down, message="the server is shutting down", fatal=True
         )

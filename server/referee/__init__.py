@@ -163,7 +163,7 @@ class Referee:
             try:
                 runner = resume.runner_for(match, **self._runner_options())
                 runner.restore(match.events, wait_s=self.settings.resume_wait_s)
-            except (ValueError, KeyError) as exc:
+            except Exception as exc:  # whatever stored data the rules refuse
                 log.error(
                     "match %s cannot be resumed (%s): ending it as aborted", match.match_id, exc
                 )

@@ -97,10 +97,12 @@ class SpectatorHub:
 
     def close_all(self) -> None:
         """The server is shutting down: end every stream still open with ``shutting_down``
-        (close 1012). Matches are aborted first, so their watchers already had match_end."""
+        (close 1012). Its matches are left running, to be resumed by the next server: a
+        spectator that reconnects then gets the resumed match's snapshot."""
         for watcher in list(self._connected):
             watcher.fail(
                 ErrorCode.shutting_down,
-                "the server is shutting down; reconnect later",
+                "the server is restarting; reconnect with backoff: the match resumes where it "
+                "stood",
                 close_code=CLOSE_RESTART,
             )

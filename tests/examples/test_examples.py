@@ -12,8 +12,12 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
+
+import httpx
+from _server_process import start_server_process
 
 from ply_arena.games import State
 from ply_arena.protocol.client import BotClient, Clock
@@ -150,3 +154,48 @@ async def test_a_refused_bot_without_logging_gets_exactly_one_line(
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 1
     assert (out.decode(), err.decode()) == ("", "error: bad_token: the token matches no bot\n")
+
+
+def slow_random(state: State, legal_moves: list[str], clock: Clock) -> str:
+    time.sleep(0.05)  # the match lasts long enough for the restart to cut it
+    return random.choice(legal_moves)
+
+
+async def test_js_bot_plays_its_match_on_across_a_server_restart(db_url: str) -> None:
+    """SIGTERM in the middle of the JavaScript example's match: it sees close 1012, reconnects
+    to the restarted server and plays the same match to its end."""
+    node = ensure_js_deps()
+    srv = start_server_process(db_url, house_bots="none")
+    again = None
+    token, kit_token = srv.create_bot("js-restart"), srv.create_bot("kit-restart")
+    kit = BotClient(srv.ws_url, kit_token, slow_random, game=GAME, games=1, max_retries=50)
+    proc = await asyncio.create_subprocess_exec(
+        node, str(JS / "bot.js"), srv.ws_url, token, GAME, "1",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    playing = asyncio.create_task(kit.run())
+    try:
+        async with httpx.AsyncClient(base_url=srv.url, timeout=5) as http, asyncio.timeout(60):
+            while True:
+                page = (await http.get("/api/matches?status=running")).json()
+                if page["total"] and page["matches"][0]["plies"] >= 4:
+                    cut = page["matches"][0]["id"]
+                    break
+                await asyncio.sleep(0.05)
+        await asyncio.to_thread(srv.stop)
+        again = start_server_process(db_url, port=srv.port, house_bots="none")
+        (end,), (out, err) = await asyncio.wait_for(asyncio.gather(playing, proc.communicate()), 90)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        playing.cancel()
+        srv.stop()
+        if again is not None:
+            again.stop()
+    assert proc.returncode == 0, err.decode()
+    assert "the server is restarting" in out.decode(), out.decode()
+    assert (end.match_id, end.termination.value) == (cut, "normal")
+    assert [
+        line.split()[1] for line in out.decode().splitlines() if line.startswith("RESULT ")
+    ] == [cut], out.decode()

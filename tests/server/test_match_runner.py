@@ -617,3 +617,28 @@ async def test_a_lost_move_write_stores_the_match_as_aborted(database: Database)
         stored = await match_repo.get_match(session, "lostwrite")
     assert stored is not None and stored["status"] == "aborted"
     assert stored["result"]["termination"] == "aborted"
+
+
+async def test_a_bot_that_does_not_come_back_after_a_restart_loses_on_time(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """Resumed, the match waits ``resume_wait_s`` for its bots; then the absent one's clock
+    runs as for any disconnect, and it loses with ``disconnect``."""
+    srv = start_server()
+    _, ta = srv.create_bot()
+    _, tb = srv.create_bot()
+    a, b, sa, _ = await start_pair(srv.ws_url, ta, tb, move_ms=2000)
+    mid = sa["match_id"]
+    first, second = (a, b) if sa["your_seat"] == 0 else (b, a)
+    turn = await first.expect("turn", match_id=mid)
+    await first.send({"type": "move", "match_id": mid, "ply": 0, "move": turn["legal_moves"][0]})
+    await second.expect("turn", match_id=mid, ply=1)
+    await asyncio.to_thread(srv.stop)
+    srv = start_server(resume_wait_s=0.3)
+    back = await WsBot.connect(srv.ws_url, ta if first is a else tb)  # seat 0 only
+    await back.expect("match_start", match_id=mid)
+    end = await back.expect("match_end", match_id=mid, timeout=10)
+    assert (end["termination"], end["at_fault"]) == ("disconnect", 1)
+    record = srv.api("GET", f"/api/matches/{mid}").json()
+    assert record["status"] == "finished" and [r["ply"] for r in record["resumed"]] == [1]
+    await back.close()

@@ -163,11 +163,14 @@ async def test_forfeits_are_rated_as_stored_and_aborts_are_not(
     assert (rows[loser]["losses"], rows[loser]["timeouts"]) == (1, 1)
     assert (rows[winner]["wins"], rows[winner]["timeouts"]) == (1, 0)
     assert rows[winner]["mu"] > rows[loser]["mu"]
-    # An aborted match (server shutdown) is stored but not rated.
+    # An aborted match (an administrator's abort) is stored but not rated.
     await first.send({"type": "join", "game": "tic_tac_toe"})
     await second.send({"type": "join", "game": "tic_tac_toe"})
-    await first.expect("match_start")
+    started = await first.expect("match_start")
     before = await snapshot(open_database(srv.db_url))
+    path = f"/api/matches/{started['match_id']}/abort"
+    assert srv.api("POST", path, admin=True).json() == {"aborted": [started["match_id"]]}
+    assert (await first.expect("match_end"))["termination"] == "aborted"
     srv.stop()
     database = Database(srv.db_url)
     try:
@@ -297,14 +300,12 @@ async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
     assert rated and rated == with_rows == finished
     assert seats == 2 * len(rated)
 
-    again = start_server_process(db)  # the crash's running match is closed as aborted
+    again = start_server_process(db)  # the match the kill cut (if any) is resumed
     again.stop()
     assert "ratings rebuilt" not in again.log  # nothing was missing
     with sqlite3.connect(db) as raw:
-        (flagged,) = raw.execute(
-            "SELECT count(*) FROM matches WHERE status = 'aborted' AND rated = 1"
-        ).fetchone()
-    assert flagged == 0  # a match the kill cut (if any was running) is aborted, and unrated
+        (aborted,) = raw.execute("SELECT count(*) FROM matches WHERE status = 'aborted'").fetchone()
+    assert aborted == 0  # a match the kill cut (if any) was resumed, and stays to be resumed
     database = Database(f"sqlite+aiosqlite:///{db}")
     try:
         stored = await snapshot(database)

@@ -6,15 +6,19 @@ every move, and re-derives from its record (dice included).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
-from _server_process import ServerProcess, start_server_process
+from _rebuild import assert_ratings_equal_a_rebuild
+from _server_process import ADMIN_TOKEN, ServerProcess, start_server_process
 
 from ply_arena import games
 from ply_arena.games import State
@@ -113,11 +117,13 @@ async def test_a_match_cut_by_a_stop_is_resumed_and_ends_normally(
 ) -> None:
     srv, cut, plies, _ = await _cut_and_resume(db_url, "othello", 2, slow_random, how)
     try:
-        _check_record(srv, cut, plies)
+        record = _check_record(srv, cut, plies)
+        assert record["rated"] is True
         if how == signal.SIGKILL:
             assert "resuming 1 match(es)" in srv.log, srv.log
     finally:
         srv.stop()
+    await assert_ratings_equal_a_rebuild(db_url)
 
 
 @pytest.mark.parametrize(
@@ -134,4 +140,60 @@ async def test_three_players_and_dice_survive_a_kill_9(db_url: str, game: str, s
             after = [e for e in record["moves"] if e["seat"] is None and e["ply"] >= plies]
             assert after and record["dice"]["seed"] is not None
     finally:
+        srv.stop()
+    await assert_ratings_equal_a_rebuild(db_url)
+
+
+def _arena(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    return subprocess.run(
+        [sys.executable, "-m", "ply_arena", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**clean, **(env or {})},
+        check=False,
+    )
+
+
+async def test_an_instructor_aborts_matches_with_arena_matches_abort(db_url: str) -> None:
+    srv = start_server_process(db_url, house_bots="none")
+    tokens = [srv.create_bot(f"abort{i}") for i in range(2)]
+    bots = [
+        BotClient(srv.ws_url, token, slow_random, game="othello", games=1, max_retries=0)
+        for token in tokens
+    ]
+    playing = [asyncio.create_task(bot.run()) for bot in bots]
+    try:
+        cut, _ = await _running_match(srv, 2)
+        url = ("--url", srv.url)
+        done = await asyncio.to_thread(
+            _arena, "matches", "abort", cut, *url, env={"ARENA_TOKEN": ADMIN_TOKEN}
+        )
+        assert (done.returncode, done.stdout) == (0, f"aborted {cut}\n"), done.stderr
+        # The bots were told, and the kit plays another match in its place.
+        async with asyncio.timeout(60):
+            results = await asyncio.gather(*playing)
+        for ends in results:
+            first, *_, last = ends
+            assert (first.match_id, first.termination.value) == (cut, "aborted")
+            assert last.termination.value == "normal" and len(ends) == 2
+        record = httpx.get(f"{srv.url}/api/matches/{cut}", timeout=10).json()
+        assert record["status"] == "aborted" and record["rated"] is False
+        again = await asyncio.to_thread(
+            _arena, "matches", "abort", "--all", *url, "--token", ADMIN_TOKEN
+        )
+        assert (again.returncode, again.stdout) == (0, "no match was running\n"), again.stderr
+        over = await asyncio.to_thread(
+            _arena, "matches", "abort", cut, *url, "--token", ADMIN_TOKEN
+        )
+        assert over.returncode == 1 and over.stderr.startswith("error (conflict): match"), over
+        wrong = await asyncio.to_thread(_arena, "matches", "abort", cut, *url, "--token", "nope")
+        assert wrong.returncode == 1 and "error (unauthorized)" in wrong.stderr, wrong.stderr
+        neither = await asyncio.to_thread(_arena, "matches", "abort", *url, "--token", "x")
+        assert neither.returncode == 2 and "or --all" in neither.stderr, neither.stderr
+    finally:
+        for task in playing:
+            task.cancel()
+        await asyncio.gather(*playing, return_exceptions=True)
         srv.stop()
