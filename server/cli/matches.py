@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import typer
 
-from ply_arena.server.cli.tournament import _call, _url_option
+from ply_arena.server.cli._server_api import call_api, url_option
 
 _TOKEN_HELP = "The admin's token (or ARENA_TOKEN)."
 
@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
             None, metavar="MATCH_ID", help="The matches to end (ids from /matches)."
         ),
         every: bool = typer.Option(False, "--all", help="Every running match."),
-        url: str = _url_option(),
+        url: str = url_option(),
         token: str = typer.Option(..., "--token", envvar="ARENA_TOKEN", help=_TOKEN_HELP),
     ) -> None:
         """End running matches as aborted: zero payoffs, unrated, their bots told match_end."""
@@ -35,11 +35,11 @@ def register(app: typer.Typer) -> None:
             typer.echo("error: give the match ids to abort, or --all (not both)", err=True)
             raise typer.Exit(2)
         if every:
-            ended = _call("POST", url, "/api/matches/abort", token, {"all": True})["aborted"]
+            ended = call_api("POST", url, "/api/matches/abort", token, {"all": True})["aborted"]
         else:
             ended = []
             for match_id in match_ids:
-                ended += _call("POST", url, f"/api/matches/{match_id}/abort", token)["aborted"]
+                ended += call_api("POST", url, f"/api/matches/{match_id}/abort", token)["aborted"]
         for match_id in ended:
             typer.echo(f"aborted {match_id}")
         if not ended:

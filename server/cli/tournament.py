@@ -20,12 +20,9 @@ from typing import Any
 
 import typer
 
-_URL_HELP = "The server, e.g. http://127.0.0.1:8000 (or ARENA_URL)."
+from ply_arena.server.cli._server_api import call_api, url_option
+
 _TOKEN_HELP = "The admin's token or your class's instructor token (or ARENA_TOKEN)."
-
-
-def _url_option() -> Any:
-    return typer.Option("http://127.0.0.1:8000", "--url", envvar="ARENA_URL", help=_URL_HELP)
 
 
 def _token_option() -> Any:
@@ -75,7 +72,7 @@ def register(app: typer.Typer) -> None:
         no_show_s: float = typer.Option(
             60.0, "--no-show-after", help="Seconds a game waits for its bots before no_show."
         ),
-        url: str = _url_option(),
+        url: str = url_option(),
         token: str = _token_option(),
     ) -> None:
         """Create a tournament (it starts with `arena tournament start`)."""
@@ -104,7 +101,7 @@ def register(app: typer.Typer) -> None:
                 err=True,
             )
             raise typer.Exit(2)
-        doc = _call("POST", url, "/api/tournaments", token, body, expect=201)
+        doc = call_api("POST", url, "/api/tournaments", token, body, expect=201)
         typer.echo(
             f"Created tournament {doc['name']!r}: {doc['format']} of {doc['game']}, "
             f"{len(doc['entrants'])} entrant(s). Start it with: arena tournament start {name}"
@@ -113,7 +110,7 @@ def register(app: typer.Typer) -> None:
     @tournament_app.command("list")
     def list_(
         class_name: str = typer.Option(None, "--class", help="Only this class's."),
-        url: str = _url_option(),
+        url: str = url_option(),
     ) -> None:
         """List the tournaments, newest first."""
         from rich.console import Console
@@ -121,7 +118,7 @@ def register(app: typer.Typer) -> None:
 
         path = "/api/tournaments" + (f"?class={class_name}" if class_name else "")
         table = Table("name", "game", "format", "rounds", "status", "class")
-        for t in _call("GET", url, path)["tournaments"]:
+        for t in call_api("GET", url, path)["tournaments"]:
             table.add_row(
                 t["name"], t["game"], t["format"], str(t["rounds"]), t["status"], t["class"] or ""
             )
@@ -133,10 +130,10 @@ def register(app: typer.Typer) -> None:
         crosstable: bool = typer.Option(False, "--crosstable", help="Also the crosstable."),
         rounds: bool = typer.Option(False, "--rounds", help="Also every round's games."),
         as_json: bool = typer.Option(False, "--json", help="The whole document as JSON."),
-        url: str = _url_option(),
+        url: str = url_option(),
     ) -> None:
         """Standings (with tiebreaks), and on request the crosstable and the rounds."""
-        doc = _call("GET", url, f"/api/tournaments/{name}")
+        doc = call_api("GET", url, f"/api/tournaments/{name}")
         if as_json:
             typer.echo(json.dumps(doc, indent=2))
             return
@@ -158,10 +155,10 @@ def register(app: typer.Typer) -> None:
         output: Path = typer.Option(  # noqa: B008
             None, "--output", "-o", help="Write here (default, or -: stdout)."
         ),
-        url: str = _url_option(),
+        url: str = url_option(),
     ) -> None:
         """Standings or every match, as CSV or JSON."""
-        text = _call(
+        text = call_api(
             "GET", url, f"/api/tournaments/{name}/export?what={what}&format={fmt}", raw=True
         )
         _write(text, output)
@@ -172,20 +169,20 @@ def register(app: typer.Typer) -> None:
         output: Path = typer.Option(  # noqa: B008
             None, "--output", "-o", help="Write here (default, or -: stdout)."
         ),
-        url: str = _url_option(),
+        url: str = url_option(),
         token: str = _token_option(),
     ) -> None:
         """The grade sheet (CSV): each class bot's owner, rank, score, rating and faults."""
-        _write(_call("GET", url, f"/api/tournaments/{name}/grades.csv", token, raw=True), output)
+        _write(call_api("GET", url, f"/api/tournaments/{name}/grades.csv", token, raw=True), output)
 
 
 def _steer(group: typer.Typer, action: str, what: str) -> None:
     def command(
         name: str = typer.Argument(..., metavar="NAME", help="The tournament."),
-        url: str = _url_option(),
+        url: str = url_option(),
         token: str = _token_option(),
     ) -> None:
-        doc = _call("POST", url, f"/api/tournaments/{name}/{action}", token)
+        doc = call_api("POST", url, f"/api/tournaments/{name}/{action}", token)
         typer.echo(f"Tournament {doc['name']!r} is {doc['status']}.")
 
     command.__doc__ = what
@@ -202,38 +199,6 @@ def _write(text: str, output: Path | None) -> None:
     else:
         output.write_text(text, encoding="utf-8")
         typer.echo(f"wrote {output}", err=True)
-
-
-def _call(
-    method: str,
-    url: str,
-    path: str,
-    token: str | None = None,
-    body: dict[str, Any] | None = None,
-    *,
-    expect: int = 200,
-    raw: bool = False,
-) -> Any:
-    """The server's answer (JSON, or text with ``raw``); a coded error exits 1 with it."""
-    import httpx
-
-    from ply_arena.server.cli.replay import server_address
-
-    base = server_address(url)
-    headers = {"Authorization": f"Bearer {token.strip()}"} if token else {}
-    try:
-        response = httpx.request(method, base + path, json=body, headers=headers, timeout=60)
-    except httpx.HTTPError as exc:
-        typer.echo(f"error: cannot reach {base}: {exc}; is the server there? give --url", err=True)
-        raise typer.Exit(2) from None
-    if response.status_code != expect:
-        try:
-            error = response.json()["error"]
-            typer.echo(f"error ({error['code']}): {error['message']}", err=True)
-        except (ValueError, KeyError, TypeError):
-            typer.echo(f"error: {base} answered {response.status_code}", err=True)
-        raise typer.Exit(1)
-    return response.text if raw else response.json()
 
 
 def print_tournament(doc: dict[str, Any], *, crosstable: bool, rounds: bool) -> None:

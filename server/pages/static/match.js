@@ -237,7 +237,10 @@
           finish();
           break;
         case "error":
-          resultBox.textContent = message.message;
+          // A restart keeps the match: the stream comes back with it (see connect()).
+          resultBox.textContent = message.code === "shutting_down"
+            ? "The server is restarting: the match goes on once it is back…"
+            : message.message;
           break;
         default:
           break;  // newer stream versions may add messages: ignore what is not known
@@ -250,8 +253,9 @@
       drawClocks();
       resultBox.textContent = "The match is over: loading its replay…";
       // The replay page says how it ended, in words, with the whole record. Reload only once
-      // the server answers: a match aborted by a restart ends while the server goes down, and
-      // a reload then would leave the browser's own error page, which never comes back.
+      // the server answers: a match may end while the server goes down (a stop right after
+      // the last move), and a reload then would leave the browser's own error page, which
+      // never comes back.
       reloadWhenServed(1500);
     }
 

@@ -1,0 +1,46 @@
+"""The commands that ask a running server (``arena tournament``, ``arena matches``): its
+address option and one REST call with the admin's or an instructor's token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+_URL_HELP = "The server, e.g. http://127.0.0.1:8000 (or ARENA_URL)."
+
+
+def url_option() -> Any:
+    return typer.Option("http://127.0.0.1:8000", "--url", envvar="ARENA_URL", help=_URL_HELP)
+
+
+def call_api(
+    method: str,
+    url: str,
+    path: str,
+    token: str | None = None,
+    body: dict[str, Any] | None = None,
+    *,
+    expect: int = 200,
+    raw: bool = False,
+) -> Any:
+    """The server's answer (JSON, or text with ``raw``); a coded error exits 1 with it."""
+    import httpx
+
+    from ply_arena.server.cli.replay import server_address
+
+    base = server_address(url)
+    headers = {"Authorization": f"Bearer {token.strip()}"} if token else {}
+    try:
+        response = httpx.request(method, base + path, json=body, headers=headers, timeout=60)
+    except httpx.HTTPError as exc:
+        typer.echo(f"error: cannot reach {base}: {exc}; is the server there? give --url", err=True)
+        raise typer.Exit(2) from None
+    if response.status_code != expect:
+        try:
+            error = response.json()["error"]
+            typer.echo(f"error ({error['code']}): {error['message']}", err=True)
+        except (ValueError, KeyError, TypeError):
+            typer.echo(f"error: {base} answered {response.status_code}", err=True)
+        raise typer.Exit(1)
+    return response.text if raw else response.json()
