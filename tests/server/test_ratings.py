@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from conftest import LiveServer
 from sqlalchemy import select, text
 
 from ply_arena.protocol.client import BotClient
+from ply_arena.server.db import server_mark
 from ply_arena.server.db.database import Database
 from ply_arena.server.db.models import Rating, RatingChange, Result
 from ply_arena.server.ratings import RatingBook, RatingModel, places
@@ -252,15 +252,13 @@ async def test_the_server_rebuilds_missing_ratings_on_start(
     assert again.app.state.referee.ratings.get(before[0][0][0], "tic_tac_toe") == before[0][0][2:4]
 
 
-@pytest.mark.sqlite_only("arena serve on an SQLite file: the stale server mark, read with sqlite3")
 async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
-    tmp_path: Path,
+    db_url: str, db_store: str
 ) -> None:
     """`arena serve` is killed with SIGKILL while two bots play fast rated matches: after a
     restart every rated result has its rating rows and every rating row its result, and the
     ratings equal a rebuild from the stored matches."""
-    db = tmp_path / "arena.db"
-    srv = start_server_process(db)
+    srv = start_server_process(db_url)
     tokens = [srv.create_bot(f"k9_{i}") for i in range(2)]
     clients = [
         BotClient(srv.ws_url, token, first_legal, game="tic_tac_toe", games=0, max_retries=0)
@@ -278,7 +276,9 @@ async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
     srv.proc.send_signal(signal.SIGKILL)  # in the middle of play: no shutdown at all
     try:
         srv.proc.wait(timeout=10)
-        assert (tmp_path / "arena.db.server").exists()  # left behind, stale: ignored below
+        mark = server_mark.mark_path(db_url)
+        if db_store == "sqlite":
+            assert mark is not None and mark.exists()  # left behind, stale: ignored below
         # The house bots' search processes go by themselves when the server is gone.
         deadline = time.monotonic() + 10
         while srv.leftovers() and time.monotonic() < deadline:
@@ -290,23 +290,27 @@ async def test_a_kill_9_during_rated_play_leaves_results_and_ratings_together(
         await asyncio.gather(*playing, return_exceptions=True)
         srv.stop()
 
-    with sqlite3.connect(db) as raw:
-        rated = set(raw.execute("SELECT match_id FROM results WHERE rated_seq IS NOT NULL"))
-        with_rows = set(raw.execute("SELECT DISTINCT match_id FROM rating_history"))
-        finished = set(
-            raw.execute("SELECT id FROM matches WHERE status = 'finished' AND rated = 1")
-        )
-        (seats,) = raw.execute("SELECT count(*) FROM rating_history").fetchone()
+    async def rows(sql: str) -> set[tuple[Any, ...]]:
+        database = Database(db_url)
+        try:
+            async with database.session() as session:
+                return {tuple(row) for row in (await session.execute(text(sql))).all()}
+        finally:
+            await database.dispose()
+
+    rated = await rows("SELECT match_id FROM results WHERE rated_seq IS NOT NULL")
+    with_rows = await rows("SELECT DISTINCT match_id FROM rating_history")
+    finished = await rows("SELECT id FROM matches WHERE status = 'finished' AND rated")
+    ((seats,),) = await rows("SELECT count(*) FROM rating_history")
     assert rated and rated == with_rows == finished
     assert seats == 2 * len(rated)
 
-    again = start_server_process(db)  # the match the kill cut (if any) is resumed
+    again = start_server_process(db_url)  # the match the kill cut (if any) is resumed
     again.stop()
     assert "ratings rebuilt" not in again.log  # nothing was missing
-    with sqlite3.connect(db) as raw:
-        (aborted,) = raw.execute("SELECT count(*) FROM matches WHERE status = 'aborted'").fetchone()
-    assert aborted == 0  # a match the kill cut (if any) was resumed, and stays to be resumed
-    database = Database(f"sqlite+aiosqlite:///{db}")
+    # A match the kill cut (if any) was resumed, and stays to be resumed: none is aborted.
+    assert await rows("SELECT id FROM matches WHERE status = 'aborted'") == set()
+    database = Database(db_url)
     try:
         stored = await snapshot(database)
         async with database.session() as session:
