@@ -108,6 +108,8 @@ __all__ = [
 
 log = logging.getLogger("ply_arena.protocol.client")
 
+#: WebSocket close code of a server restart ("service restart"): the matches are kept.
+CLOSE_RESTART = 1012
 #: Errors after which reconnecting cannot help: the kit stops and raises BotError.
 FATAL_CODES = frozenset(
     {
@@ -266,17 +268,39 @@ def read_server_message(frame: str | bytes) -> ServerMessage:
     return server_message_adapter.validate_python(data)
 
 
-def _match_status(ws_url: str, match_id: str) -> str | None:
-    """``status`` of GET /api/matches/{id} on the server behind a bot's WebSocket URL
-    (ws://HOST:PORT/ws -> http://HOST:PORT); blocking, for a worker thread."""
+def _match_record(ws_url: str, match_id: str) -> dict[str, Any]:
+    """GET /api/matches/{id} on the server behind a bot's WebSocket URL (ws://HOST:PORT/ws ->
+    http://HOST:PORT); blocking, for a worker thread."""
     parts = urllib.parse.urlsplit(ws_url)
     scheme = "https" if parts.scheme == "wss" else "http"
     path = parts.path.removesuffix("/").removesuffix("/ws")
     quoted = urllib.parse.quote(match_id, safe="")
     address = f"{scheme}://{parts.netloc}{path}/api/matches/{quoted}"
     with urllib.request.urlopen(address, timeout=5) as response:
-        status = json.loads(response.read()).get("status")
-    return status if isinstance(status, str) else None
+        record = json.loads(response.read())
+    if not isinstance(record, dict):
+        raise ValueError("the record is not a JSON object")
+    return record
+
+
+def end_from_record(record: dict[str, Any]) -> MatchEnd | None:
+    """The ``match_end`` a bot would have got, rebuilt from a finished match's stored record
+    (None while it runs): for a match that ended while the bot was away."""
+    result = record.get("result")
+    if record.get("status") == "running" or not isinstance(result, dict):
+        return None
+    seats = record.get("seats") or []
+    return MatchEnd(
+        match_id=record["id"],
+        game=record.get("game"),
+        # null payoffs: aborted while no server played it (0 each, as an abort pays).
+        payoffs=result.get("payoffs") or [0.0] * len(seats),
+        termination=result["termination"],
+        at_fault=result.get("at_fault"),
+        position=result.get("final_position") or {},
+        plies=record.get("plies", 0),
+        seed=record.get("seed"),
+    )
 
 
 def check_dice(view: MatchView, end: MatchEnd) -> bool | None:
@@ -661,9 +685,11 @@ class BotClient:
         #: Matches that ended ``aborted`` (the server stopped): they are in ``results`` but do not
         #: count towards ``games``, so the bot plays another match for each.
         self.aborted = 0
-        #: Of ``lost_track``, those the server's record says were aborted (a crash): they do
-        #: not count towards ``games`` either.
+        #: Of ``lost_track``, those the server's record says were aborted (by an administrator):
+        #: they are in ``aborted`` too.
         self.lost_aborted = 0
+        #: Of ``lost_track``, those whose record could not be read: counted as played.
+        self._lost_unread = 0
         #: Lost matches whose record is being looked up (GET /api/matches/{id}).
         self._looking_up: set[str] = set()
         self._lookups: set[asyncio.Task[None]] = set()
@@ -754,7 +780,9 @@ class BotClient:
                 )
             # Exponential backoff with jitter, so that a restarted server is not hit by every bot
             # at the same instant; a welcome resets it.
-            delay = min(self.max_backoff_s, 0.25 * 2**self._attempt) * random.uniform(0.8, 1.2)
+            # The jitter stays within max_backoff_s: a restarted server waits a bounded time
+            # for its bots (ARENA_RESUME_WAIT_S, longer than the default 30 s).
+            delay = min(self.max_backoff_s, 0.25 * 2**self._attempt * random.uniform(0.8, 1.2))
             self._attempt += 1
             log.info("reconnecting in %.2f s (attempt %d)", delay, self._attempt)
             with contextlib.suppress(TimeoutError):  # stop() ends the wait
@@ -805,6 +833,13 @@ class BotClient:
     def _log_lost(self, exc: BaseException) -> None:
         if self.bot_name is None:
             log.info("could not connect to %s: %r", self.url, exc)  # run() says so if final
+        elif (
+            isinstance(exc, websockets.exceptions.ConnectionClosed)
+            and exc.rcvd is not None
+            and exc.rcvd.code == CLOSE_RESTART
+        ):
+            # The restart was said already (shutting_down): nothing went wrong.
+            log.info("the server closed the connection to restart (1012)")
         else:
             log.warning("connection to %s lost: %r", self.url, exc)
 
@@ -1120,7 +1155,8 @@ class BotClient:
             self.aborted += 1
             if self.games:
                 log.warning(
-                    "match %s was aborted (the server stopped): it does not count towards games=%d",
+                    "match %s was aborted (ended by an administrator, or not resumable "
+                    "after a restart): it does not count towards games=%d",
                     message.match_id,
                     self.games,
                 )
@@ -1393,22 +1429,36 @@ class BotClient:
         self._wake.set()
 
     async def _look_up(self, match_id: str) -> None:
-        """Read a lost match's status from the server's REST API (the same host as the bot's
-        WebSocket): an aborted one is played again, as a match_end ``aborted`` would be."""
+        """Read a lost match's record from the server's REST API (the same host as the bot's
+        WebSocket) and take its result as the match_end that did not come: it is returned
+        with the others, and an aborted one is played again."""
+        end: MatchEnd | None = None
         try:
-            status = await asyncio.to_thread(_match_status, self.url, match_id)
+            end = end_from_record(await asyncio.to_thread(_match_record, self.url, match_id))
         except Exception as exc:  # no REST API there, or no answer: count it as played
             log.info("could not read the record of match %s (%s): counted as played", match_id, exc)
-            status = None
         finally:
             self._looking_up.discard(match_id)
-        if status == "aborted":
-            self.lost_aborted += 1
-            log.warning(
-                "match %s was aborted (the server stopped): it does not count towards games=%d",
+        if end is None:
+            self._lost_unread += 1
+        else:
+            self.results.append(end)
+            log.info(
+                "match %s ended while this bot was away (%s); its match_end is rebuilt from the "
+                "record",
                 match_id,
-                self.games,
+                end.termination.value,
             )
+            if end.termination == Termination.aborted:
+                self.aborted += 1
+                self.lost_aborted += 1
+                if self.games:
+                    log.warning(
+                        "match %s was aborted (ended by an administrator, or not resumable "
+                        "after a restart): it does not count towards games=%d",
+                        match_id,
+                        self.games,
+                    )
         self._check_done()
         self._wake.set()
 
@@ -1431,7 +1481,7 @@ class BotClient:
 
     def _wanted(self) -> int:
         """How many more matches to ask for now."""
-        if self.games and self.started - self.aborted - self.lost_aborted >= self.games:
+        if self.games and self.started - self.aborted >= self.games:
             return 0
         return max(0, self.concurrent - len(self.matches))
 
@@ -1458,7 +1508,7 @@ class BotClient:
                 f"it plays with at least {self.min_move_ms} ms per move (min_move_ms), and the "
                 f"challenge gives {message.time_control.move_ms} ms"
             )
-        if self.games and self.started - self.aborted - self.lost_aborted >= self.games:
+        if self.games and self.started - self.aborted >= self.games:
             return f"it has played the {self.games} matches it was started for"
         if len(self.matches) >= self.concurrent:
             return f"it already plays {len(self.matches)} matches (concurrent={self.concurrent})"
@@ -1577,7 +1627,7 @@ class BotClient:
         return max(0.005, wait)
 
     def _check_done(self) -> None:
-        finished = len(self.results) - self.aborted + len(self.lost_track) - self.lost_aborted
+        finished = len(self.results) - self.aborted + self._lost_unread
         if self.games and finished >= self.games and not self.matches and not self._looking_up:
             # stop() closes the connection too: done may come from a task of its own (a
             # lookup), while the read loop waits for the next frame.

@@ -73,7 +73,9 @@ class Settings:
     max_latency_grace_ms: int = 200
     #: A match resumed after a restart waits up to this long for all its bots to reconnect
     #: before its next turn (server/referee/resume.py); after that, as for any disconnect.
-    resume_wait_s: float = 30.0
+    #: Longer than the longest wait between two tries that docs/protocol.md asks of a bot
+    #: (30 s), so that a bot that follows it is back in time after any outage.
+    resume_wait_s: float = 60.0
     #: Per-connection token bucket for incoming WebSocket messages.
     rate_limit_per_s: float = 20.0
     rate_limit_burst: int = 60

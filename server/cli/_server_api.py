@@ -14,6 +14,10 @@ def url_option() -> Any:
     return typer.Option("http://127.0.0.1:8000", "--url", envvar="ARENA_URL", help=_URL_HELP)
 
 
+class ApiRefusal(Exception):
+    """The server answered with a coded error (already printed): exit 1, or go on."""
+
+
 def call_api(
     method: str,
     url: str,
@@ -23,8 +27,11 @@ def call_api(
     *,
     expect: int = 200,
     raw: bool = False,
+    go_on: bool = False,
 ) -> Any:
-    """The server's answer (JSON, or text with ``raw``); a coded error exits 1 with it."""
+    """The server's answer (JSON, or text with ``raw``). A coded error is printed and exits 1,
+    or with ``go_on`` raises ApiRefusal (the caller goes on with its next request); a server
+    that cannot be reached exits 2."""
     import httpx
 
     from ply_arena.server.cli.replay import server_address
@@ -42,5 +49,7 @@ def call_api(
             typer.echo(f"error ({error['code']}): {error['message']}", err=True)
         except (ValueError, KeyError, TypeError):
             typer.echo(f"error: {base} answered {response.status_code}", err=True)
+        if go_on:
+            raise ApiRefusal
         raise typer.Exit(1)
     return response.text if raw else response.json()

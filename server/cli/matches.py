@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import typer
 
-from ply_arena.server.cli._server_api import call_api, url_option
+from ply_arena.server.cli._server_api import ApiRefusal, call_api, url_option
 
-_TOKEN_HELP = "The admin's token (or ARENA_TOKEN)."
+_TOKEN_HELP = "The admin's token (or ARENA_TOKEN, or ARENA_ADMIN_TOKEN as the server has it)."
 
 
 def register(app: typer.Typer) -> None:
@@ -28,7 +28,9 @@ def register(app: typer.Typer) -> None:
         ),
         every: bool = typer.Option(False, "--all", help="Every running match."),
         url: str = url_option(),
-        token: str = typer.Option(..., "--token", envvar="ARENA_TOKEN", help=_TOKEN_HELP),
+        token: str = typer.Option(
+            ..., "--token", envvar=["ARENA_TOKEN", "ARENA_ADMIN_TOKEN"], help=_TOKEN_HELP
+        ),
     ) -> None:
         """End running matches as aborted: zero payoffs, unrated, their bots told match_end."""
         if every == bool(match_ids):
@@ -36,11 +38,20 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2)
         if every:
             ended = call_api("POST", url, "/api/matches/abort", token, {"all": True})["aborted"]
+            refused = 0
         else:
-            ended = []
+            # Each id on its own: one the server refuses (unknown, over) is said, the others
+            # are still aborted, and the exit status says something was refused.
+            ended, refused = [], 0
             for match_id in match_ids:
-                ended += call_api("POST", url, f"/api/matches/{match_id}/abort", token)["aborted"]
+                try:
+                    path = f"/api/matches/{match_id}/abort"
+                    ended += call_api("POST", url, path, token, go_on=True)["aborted"]
+                except ApiRefusal:
+                    refused += 1
         for match_id in ended:
             typer.echo(f"aborted {match_id}")
+        if refused:
+            raise typer.Exit(1)
         if not ended:
             typer.echo("no match was running")

@@ -176,7 +176,8 @@ class Referee:
                 await match_repo.abort_running(session, broken)
         if runners:
             log.info(
-                "resuming %d match(es) a stop left running; their bots have %g s to reconnect",
+                "resuming %d match(es) a stop or a crash left running; their bots have %g s to "
+                "reconnect",
                 len(runners),
                 self.settings.resume_wait_s,
             )

@@ -480,6 +480,13 @@ class MatchRunner:
                 async with asyncio.timeout_at(deadline):
                     await self._seat_back.wait()
             except TimeoutError:
+                away = [s.name for s in self.seats if self._connections.get(s.bot_id) is None]
+                log.info(
+                    "match %s: %s not back after %g s; it goes on (a clock runs while away)",
+                    self.match_id,
+                    ", ".join(away),
+                    self._resume_wait_s,
+                )
                 return
 
     async def _play(self) -> tuple[Termination, int | None]:

@@ -25,6 +25,8 @@ from ply_arena.games import State
 from ply_arena.protocol.client import BotClient, Clock
 from ply_arena.protocol.verify import verify_record
 from ply_arena.reference_agents.registry import make
+from ply_arena.server.db.database import Database
+from ply_arena.server.repositories import matches as match_repo
 
 
 def slow_random(state: State, legal_moves: list[str], clock: Clock) -> str:
@@ -167,10 +169,13 @@ async def test_an_instructor_aborts_matches_with_arena_matches_abort(db_url: str
     try:
         cut, _ = await _running_match(srv, 2)
         url = ("--url", srv.url)
+        # An id the server refuses is said, and does not stop the others (exit status 1); the
+        # admin token may come from the server's own variable.
         done = await asyncio.to_thread(
-            _arena, "matches", "abort", cut, *url, env={"ARENA_TOKEN": ADMIN_TOKEN}
+            _arena, "matches", "abort", "nope", cut, *url, env={"ARENA_ADMIN_TOKEN": ADMIN_TOKEN}
         )
-        assert (done.returncode, done.stdout) == (0, f"aborted {cut}\n"), done.stderr
+        assert (done.returncode, done.stdout) == (1, f"aborted {cut}\n"), done
+        assert done.stderr == "error (not_found): no match 'nope'\n"
         # The bots were told, and the kit plays another match in its place.
         async with asyncio.timeout(60):
             results = await asyncio.gather(*playing)
@@ -197,3 +202,44 @@ async def test_an_instructor_aborts_matches_with_arena_matches_abort(db_url: str
             task.cancel()
         await asyncio.gather(*playing, return_exceptions=True)
         srv.stop()
+
+
+async def test_a_match_that_ended_while_the_kit_was_away_is_returned_from_its_record(
+    db_url: str,
+) -> None:
+    """The server is killed and the running match is aborted in the database meanwhile: back,
+    the kit does not find it in ``welcome``, reads its record and returns its ``match_end``
+    rebuilt from it with the others (an aborted one does not count: another is played)."""
+    srv = start_server_process(db_url, house_bots="none")
+    again: ServerProcess | None = None
+    tokens = [srv.create_bot(f"away{i}") for i in range(2)]
+    bots = [
+        BotClient(srv.ws_url, token, slow_random, game="othello", games=1, max_retries=50)
+        for token in tokens
+    ]
+    playing = [asyncio.create_task(bot.run()) for bot in bots]
+    try:
+        cut, _ = await _running_match(srv, 2)
+        srv.proc.send_signal(signal.SIGKILL)
+        srv.proc.wait(timeout=10)
+        database = Database(db_url)
+        try:
+            async with database.session() as session:
+                assert await match_repo.abort_running(session) == [cut]
+        finally:
+            await database.dispose()
+        again = start_server_process(db_url, port=srv.port, house_bots="none")
+        async with asyncio.timeout(90):
+            results = await asyncio.gather(*playing)
+    finally:
+        for task in playing:
+            task.cancel()
+        await asyncio.gather(*playing, return_exceptions=True)
+        srv.stop()
+        if again is not None:
+            again.stop()
+    for bot, ends in zip(bots, results, strict=True):
+        assert bot.lost_track == [cut] and bot.lost_aborted == 1
+        first, second = ends
+        assert (first.match_id, first.termination.value) == (cut, "aborted")
+        assert second.termination.value == "normal", ends
