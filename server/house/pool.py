@@ -3,7 +3,9 @@
 Workers start from a fork server (``spawn`` where there is none) that has imported the games and
 the agents once, so a worker comes up in milliseconds, including one that replaces a worker that
 died. A worker that dies (killed, out of memory) breaks the whole executor: every search it held
-fails with ``SearchFailed``, the death is logged once, and the next search starts a new executor.
+fails with ``SearchFailed``, the death is logged once, and a new executor is started and warmed
+at once (the agents of the last warm-up made in it), so that the next search finds a worker
+ready rather than start one inside a house bot's turn.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ class SearchPool:
         self._closed = False
         #: Worker deaths seen so far (each broke an executor).
         self.failures = 0
+        #: The agents of the last warm-up, made again in the executor that replaces a broken one.
+        self._specs: list[tuple[str, str, dict[str, Any]]] = []
+        self._rewarm: asyncio.Future[list[int]] | None = None
 
     def _ensure(self) -> ProcessPoolExecutor:
         if self._closed:
@@ -53,6 +58,7 @@ class SearchPool:
 
     async def warm_up(self, specs: list[tuple[str, str, dict[str, Any]]]) -> list[int]:
         """Start every worker and make the agents in it; the workers' pids."""
+        self._specs = specs
         executor = self._ensure()
         loop = asyncio.get_running_loop()
         # Submitted together, so that each one starts a worker of its own.
@@ -84,7 +90,15 @@ class SearchPool:
                     "lose on time) and new search processes start"
                 )
                 executor.shutdown(wait=False, cancel_futures=True)
+                if self._specs and not self._closed:
+                    self._rewarm = asyncio.ensure_future(self.warm_up(self._specs))
             raise SearchFailed("the search process died") from None
+
+    async def recovered(self) -> None:
+        """Wait until the executor that replaced a broken one is warm (at once if none did)."""
+        if self._rewarm is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._rewarm)
 
     def pids(self) -> list[int]:
         """The worker processes running now."""
@@ -95,6 +109,8 @@ class SearchPool:
     async def close(self) -> None:
         """Stop the workers now (a search in progress is abandoned); never waits long."""
         self._closed = True
+        if self._rewarm is not None:
+            self._rewarm.cancel()
         executor, self._executor = self._executor, None
         if executor is None:
             return

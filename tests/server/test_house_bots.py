@@ -394,7 +394,11 @@ async def test_a_dead_search_process_loses_the_house_match_on_time(
     house_seat = 1 - start["your_seat"]
     assert (end["termination"], end["at_fault"]) == ("timeout", house_seat)
     assert "a search process died" in caplog.text
-    # The server plays on: the next match gets a house bot whose searches work again.
+    # The server plays on: new search processes start and are warmed at once, and the next
+    # match gets a house bot whose searches work again.
+    async with asyncio.timeout(30):
+        await srv.app.state.house.pool.recovered()
+    assert srv.app.state.house.pool.pids() and pid not in srv.app.state.house.pool.pids()
     await bot.send({"type": "join", "game": C4, **tc})
     start = await bot.expect("match_start", timeout=10)
     match_id = start["match_id"]

@@ -11,6 +11,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +24,7 @@ from _server_process import ADMIN_TOKEN, ServerProcess, start_server_process
 from ply_arena import games
 from ply_arena.games import State
 from ply_arena.protocol.client import BotClient, Clock
+from ply_arena.protocol.messages import TimeControl
 from ply_arena.protocol.verify import verify_record
 from ply_arena.reference_agents.registry import make
 from ply_arena.server.db.database import Database
@@ -158,14 +160,33 @@ def _arena(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     )
 
 
+#: Held until the abort is done: the bots' first match must still run when the command comes.
+HOLD = threading.Event()
+
+
+_chosen: list[int] = []
+
+
+def held_after_two_plies(state: State, legal_moves: list[str], clock: Clock) -> str:
+    _chosen.append(1)
+    if len(_chosen) > 2:  # both bots have moved once: the match is under way, and stays
+        HOLD.wait(60)
+    return random.choice(legal_moves)
+
+
 async def test_an_instructor_aborts_matches_with_arena_matches_abort(db_url: str) -> None:
     srv = start_server_process(db_url, house_bots="none")
     tokens = [srv.create_bot(f"abort{i}") for i in range(2)]
+    # 30 s a move: the held bot never runs out of time while the commands run.
+    hold = TimeControl(move_ms=30_000, bank_ms=0)
     bots = [
-        BotClient(srv.ws_url, token, slow_random, game="othello", games=1, max_retries=0)
+        BotClient(srv.ws_url, token, held_after_two_plies, game="othello", games=1, max_retries=0,
+                  time_control=hold)
         for token in tokens
-    ]
+    ]  # fmt: skip
     playing = [asyncio.create_task(bot.run()) for bot in bots]
+    HOLD.clear()
+    _chosen.clear()
     try:
         cut, _ = await _running_match(srv, 2)
         url = ("--url", srv.url)
@@ -176,6 +197,7 @@ async def test_an_instructor_aborts_matches_with_arena_matches_abort(db_url: str
         )
         assert (done.returncode, done.stdout) == (1, f"aborted {cut}\n"), done
         assert done.stderr == "error (not_found): no match 'nope'\n"
+        HOLD.set()  # the next match plays through
         # The bots were told, and the kit plays another match in its place.
         async with asyncio.timeout(60):
             results = await asyncio.gather(*playing)
@@ -198,6 +220,7 @@ async def test_an_instructor_aborts_matches_with_arena_matches_abort(db_url: str
         neither = await asyncio.to_thread(_arena, "matches", "abort", *url, "--token", "x")
         assert neither.returncode == 2 and "or --all" in neither.stderr, neither.stderr
     finally:
+        HOLD.set()
         for task in playing:
             task.cancel()
         await asyncio.gather(*playing, return_exceptions=True)
