@@ -315,6 +315,8 @@ class MatchRunner:
         False when it is over already."""
         if self.finished:
             return False
+        if not self._abort_requested:
+            log.info("match %s: aborted by an administrator", self.match_id)
         self._abort_requested = True
         self._interrupt()
         return True

@@ -60,6 +60,8 @@ async def test_the_live_page_follows_the_match_across_a_restart_into_its_replay(
         await asyncio.to_thread(server.stop)  # SIGTERM: the match stays, to be resumed
         await page.locator("#result", has_text="restarting").wait_for(timeout=20_000)
         assert page.url.startswith(page_address)
+        # No clock runs while no server hosts the match (it is charged to nobody).
+        await page.locator(".clock.running").first.wait_for(state="detached", timeout=5_000)
 
         server = start_server_process(db, port=port, house_bots="none")
         RELEASE.set()  # the bots play on once they are back

@@ -27,8 +27,6 @@ from ply_arena.protocol.client import BotClient, Clock
 from ply_arena.protocol.messages import TimeControl
 from ply_arena.protocol.verify import verify_record
 from ply_arena.reference_agents.registry import make
-from ply_arena.server.db.database import Database
-from ply_arena.server.repositories import matches as match_repo
 
 
 def slow_random(state: State, legal_moves: list[str], clock: Clock) -> str:
@@ -230,7 +228,8 @@ async def test_an_instructor_aborts_matches_with_arena_matches_abort(db_url: str
 async def test_a_match_that_ended_while_the_kit_was_away_is_returned_from_its_record(
     db_url: str,
 ) -> None:
-    """The server is killed and the running match is aborted in the database meanwhile: back,
+    """The server is killed and the running match is aborted in its database meanwhile
+    (``arena matches abort --db``): back,
     the kit does not find it in ``welcome``, reads its record and returns its ``match_end``
     rebuilt from it with the others (an aborted one does not count: another is played)."""
     srv = start_server_process(db_url, house_bots="none")
@@ -245,12 +244,9 @@ async def test_a_match_that_ended_while_the_kit_was_away_is_returned_from_its_re
         cut, _ = await _running_match(srv, 2)
         srv.proc.send_signal(signal.SIGKILL)
         srv.proc.wait(timeout=10)
-        database = Database(db_url)
-        try:
-            async with database.session() as session:
-                assert await match_repo.abort_running(session) == [cut]
-        finally:
-            await database.dispose()
+        # The administrator ends it while no server runs, so that it is not resumed.
+        done = await asyncio.to_thread(_arena, "matches", "abort", "--all", "--db", db_url)
+        assert (done.returncode, done.stdout) == (0, f"aborted {cut}\n"), done
         again = start_server_process(db_url, port=srv.port, house_bots="none")
         async with asyncio.timeout(90):
             results = await asyncio.gather(*playing)

@@ -137,6 +137,7 @@
     var thinking = null;  // {seat, moveMs, since}
     var ended = false;
     var retryMs = 500;
+    var restarting = false;  // told shutting_down: say so until the stream is back
     var seatMoves = 0;
     var resultBox = document.getElementById("result");
 
@@ -205,6 +206,7 @@
       switch (message.type) {
         case "watch_start":
           retryMs = 500;
+          restarting = false;
           movesBody.textContent = "";
           (message.moves || []).forEach(addRow);
           seatMoves = (message.moves || []).filter(function (m) { return m.seat !== null; }).length;
@@ -216,7 +218,10 @@
           var moves = message.moves || [];
           showPosition(message.position, moves.length ? moves[moves.length - 1].move : null);
           drawClocks();
-          if (message.status && message.status !== "running") { finish(); }
+          if (message.status && message.status !== "running") { finish(); break; }
+          // Up to date again (after a reconnection or a restart, the earlier notice goes).
+          resultBox.textContent = "Being played: " + seatMoves + (seatMoves === 1 ? " move" : " moves") + " so far." +
+            (thinking ? "" : " Waiting for the next turn (after a restart: for the bots to reconnect).");
           break;
         case "move":
           addRow(message);
@@ -238,6 +243,7 @@
           break;
         case "error":
           // A restart keeps the match: the stream comes back with it (see connect()).
+          restarting = restarting || message.code === "shutting_down";
           resultBox.textContent = message.code === "shutting_down"
             ? "The server is restarting: the match goes on once it is back…"
             : message.message;
@@ -277,8 +283,14 @@
       socket.addEventListener("message", function (event) {
         try { onMessage(JSON.parse(event.data)); } catch (error) { /* a broken frame: skip */ }
       });
-      socket.addEventListener("close", function () {
+      socket.addEventListener("close", function (event) {
         if (ended) { return; }
+        // No clock runs while the page cannot see the match (a restart charges nobody's).
+        thinking = null;
+        drawClocks();
+        if (!restarting && event.code !== 1012) {  // else the restart notice stays
+          resultBox.textContent = "Connection to the server lost: reconnecting…";
+        }
         // Dropped (a slow tab, a restart): reconnect; the first message resyncs everything.
         setTimeout(connect, retryMs);
         retryMs = Math.min(retryMs * 2, 10000);
