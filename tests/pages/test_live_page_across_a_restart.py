@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
 import threading
 import time
 from typing import Any
 
+import pytest
 from _browser import Browser
 from _server_process import start_server_process
 
@@ -31,9 +33,19 @@ def first_move_then_think(state: Any, legal_moves: list[str], clock: Any) -> str
     return random.choice(legal_moves)
 
 
+@pytest.mark.parametrize(
+    ("how", "notice"),
+    [
+        (signal.SIGTERM, "The server is restarting"),
+        (signal.SIGKILL, "Connection to the server lost"),
+    ],
+    ids=["sigterm", "sigkill"],
+)
 async def test_the_live_page_follows_the_match_across_a_restart_into_its_replay(
-    db_url: str, browser: Browser
+    db_url: str, browser: Browser, how: signal.Signals, notice: str
 ) -> None:
+    RELEASE.clear()
+    _moves.clear()
     db = db_url
     server = start_server_process(db, house_bots="none")
     port = server.port
@@ -57,8 +69,12 @@ async def test_the_live_page_follows_the_match_across_a_restart_into_its_replay(
         await page.goto(page_address)
         await page.locator("#moves tr").first.wait_for()  # live: a move has arrived
 
-        await asyncio.to_thread(server.stop)  # SIGTERM: the match stays, to be resumed
-        await page.locator("#result", has_text="restarting").wait_for(timeout=20_000)
+        if how == signal.SIGKILL:  # a crash: no word to anyone, the connection just goes
+            server.proc.send_signal(signal.SIGKILL)
+            server.proc.wait(timeout=10)
+        # SIGTERM (a clean stop) unless killed: the match stays, to be resumed.
+        await asyncio.to_thread(server.stop)
+        await page.locator("#result", has_text=notice).wait_for(timeout=20_000)
         assert page.url.startswith(page_address)
         # No clock runs while no server hosts the match (it is charged to nobody).
         await page.locator(".clock.running").first.wait_for(state="detached", timeout=5_000)
