@@ -225,7 +225,9 @@ async def test_a_three_player_round_robin_plays_every_seat_order(live_server: Li
     games = [g for r in doc["schedule"] for g in r["games"]]
     # Four triples, each in its six seat orders.
     assert len(games) == 24 and all(g["status"] == "finished" for g in games)
-    assert all((g["termination"], g["at_fault"]) == ("resign", 0) for g in games)
+    # All three resign at once: whose resignation the referee gets first is the machine's
+    # timing (seat 0's, as a rule; on a busy machine another's), so any seat may be at fault.
+    assert all(g["termination"] == "resign" and g["at_fault"] in (0, 1, 2) for g in games)
     orders = Counter(tuple(g["bots"]) for g in games)
     for triple in [t for t in permutations(names, 3)]:
         assert orders[triple] == 1
