@@ -66,6 +66,8 @@ def replay_match(record: dict[str, Any], *, boards: bool = True) -> dict[str, An
         "seats": record["seats"],
         "time_control": record["time_control"],
         "result": result,
+        #: The restarts the match lived through (``ply``, ``at``), as in the record.
+        "resumed": record.get("resumed", []),
         "initial": {"position": game.state_to_json(initial), "board": _board(initial)},
         "plies": steps,
         "derived": derived,

@@ -82,8 +82,11 @@ def format_replay(data: dict[str, Any]) -> str:
         "",
         data["initial"]["board"],
     ]
+    resumed_at = {r["ply"] for r in data.get("resumed", [])}
     for step in data["plies"]:
         lines.append("")
+        if step["ply"] in resumed_at:
+            lines.append("(the server restarted here: the match went on from this ply)")
         if step["seat"] is None:
             head = f"ply {step['ply']}: chance {step['move']}"
         else:

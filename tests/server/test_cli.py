@@ -153,6 +153,7 @@ def test_replay_prints_every_board(live_server: Any, store_match: Any) -> None:
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert out.startswith(f"match {m.match_id}  tic_tac_toe  (finished)")
+    assert "the server restarted" not in out
     rules = games.get("tic_tac_toe")
     state = rules.initial_state()
     position = out.index(rules.render(state))
@@ -472,3 +473,23 @@ def test_a_database_the_arenas_role_does_not_own_is_said_with_the_fix(db_url: st
     assert last.startswith("error: cannot create the arena's tables in "), done.stderr
     assert "permission denied for schema public" in last and "createdb -O student" in last
     assert "Traceback" not in done.stderr
+
+
+def test_replay_says_where_the_server_restarted(live_server: Any, store_match: Any) -> None:
+    from ply_arena.server.repositories import resume
+
+    async def write() -> Any:
+        db = Database(live_server.db_url)
+        try:
+            m = await store_match(db, game="tic_tac_toe", seed=32)
+            async with db.session() as session:
+                await resume.note_resumed(session, match_id=m.match_id, ply=2)
+            return m
+        finally:
+            await db.dispose()
+
+    m = asyncio.run(write())
+    result = runner.invoke(app, ["replay", m.match_id, "--url", live_server.url])
+    assert result.exit_code == 0, result.output
+    restarted = "(the server restarted here: the match went on from this ply)\nply 2: seat"
+    assert result.stdout.count("the server restarted") == 1 and restarted in result.stdout
