@@ -666,7 +666,12 @@ class Referee:
     def _runner(self, match_id: str) -> MatchRunner | None:
         """The running match; None for one that is ending (its result is being stored and its
         match_end comes next: a move or resign that crossed it is dropped without a word, as
-        ``unknown_match`` would tell a bot the match is gone before it hears how it ended)."""
+        ``unknown_match`` would tell a bot the match is gone before it hears how it ended), and
+        for any match once the server is stopping: its matches stop where they stand, to be
+        resumed, and a move that crosses the stop is asked for again then (``unknown_match``
+        would tell the bot its match is over, and it would forget a match that goes on)."""
+        if self.closing:
+            return None
         runner = self.matches.get(match_id)
         if runner is not None and runner.finished and runner.result is None:
             return None

@@ -642,3 +642,25 @@ async def test_a_bot_that_does_not_come_back_after_a_restart_loses_on_time(
     record = srv.api("GET", f"/api/matches/{mid}").json()
     assert record["status"] == "finished" and [r["ply"] for r in record["resumed"]] == [1]
     await back.close()
+
+
+async def test_a_move_that_crosses_the_stop_is_dropped_not_refused(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """Once the server is stopping, a move (or resign) for a running match gets no error: the
+    match is left to resume, and ``unknown_match`` would make the bot forget it."""
+    srv = start_server()
+    _, ta = srv.create_bot()
+    _, tb = srv.create_bot()
+    a, b, sa, _ = await start_pair(srv.ws_url, ta, tb, move_ms=5000)
+    mid = sa["match_id"]
+    mover = a if sa["your_seat"] == 0 else b
+    turn = await mover.expect("turn", match_id=mid)
+    srv.app.state.referee.closing = True  # what the stop signal does first
+    await mover.send({"type": "move", "match_id": mid, "ply": 0, "move": turn["legal_moves"][0]})
+    await mover.send({"type": "resign", "match_id": mid})
+    await mover.send({"type": "move", "match_id": "no-such-match", "ply": 0, "move": "a1"})
+    await mover.send({"type": "bogus"})  # answered in order: every frame before it was handled
+    error = await mover.expect("error")
+    assert error["code"] == "unknown_type", error
+    assert srv.app.state.referee.running_match(mid) is not None
