@@ -18,7 +18,6 @@ from ply_arena.server.api.errors import ApiError
 from ply_arena.server.api.params import known_game, page
 from ply_arena.server.replay import replay_match
 from ply_arena.server.repositories import matches
-from ply_arena.server.repositories import resume as resume_repo
 
 
 async def list_matches(request: Request) -> JSONResponse:
@@ -133,7 +132,7 @@ async def _abort(request: Request, ids: list[str] | None) -> list[str]:
     if tasks:
         await asyncio.wait(tasks, timeout=ABORT_WAIT_S)
     async with request.app.state.database.session() as session:
-        stored = await resume_repo.running_ids(session, ids)
+        stored = await matches.running_ids(session, ids)
         orphans = [i for i in stored if i not in referee.matches]
         ended.extend(await matches.abort_running(session, orphans))
     return ended

@@ -314,14 +314,19 @@ async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
     await session.execute(_INSERT_RESULTS, results)
 
 
+async def running_ids(session: AsyncSession, ids: Sequence[str] | None = None) -> list[str]:
+    """The ids of running matches (of ``ids`` when given), oldest first."""
+    query = select(Match.id).where(Match.status == RUNNING)
+    if ids is not None:
+        query = query.where(Match.id.in_(list(ids)))
+    return list((await session.scalars(query.order_by(Match.created_at, Match.id))).all())
+
+
 async def abort_running(session: AsyncSession, ids: Sequence[str] | None = None) -> list[str]:
     """End running matches as aborted, unrated, keeping their moves (every running match, or
     those of ``ids`` that still run); the ids ended. For matches no server plays: a running
     server ends its own through its referee (``Referee.abort_match``)."""
-    query = select(Match.id).where(Match.status == RUNNING)
-    if ids is not None:
-        query = query.where(Match.id.in_(list(ids)))
-    ids = list((await session.scalars(query)).all())
+    ids = await running_ids(session, ids)
     if not ids:
         return []
     now = utcnow()

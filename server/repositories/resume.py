@@ -9,7 +9,6 @@ seat's clock from its last stored bank (server/referee/resume.py builds the runn
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
@@ -110,11 +109,3 @@ async def running_matches(session: AsyncSession) -> list[StoredMatch]:
 async def note_resumed(session: AsyncSession, *, match_id: str, ply: int) -> None:
     """The match goes on from ``ply`` after a restart (its record lists each such moment)."""
     session.add(MatchResume(match_id=match_id, ply=ply))
-
-
-async def running_ids(session: AsyncSession, ids: Sequence[str] | None = None) -> list[str]:
-    """The ids of running matches (of ``ids`` when given)."""
-    query = select(Match.id).where(Match.status == RUNNING)
-    if ids is not None:
-        query = query.where(Match.id.in_(list(ids)))
-    return list((await session.scalars(query.order_by(Match.created_at, Match.id))).all())

@@ -80,18 +80,23 @@ async def _cut_and_resume(
         async with asyncio.timeout(90):
             results = await asyncio.gather(*playing)
     finally:
-        for task in playing:
-            task.cancel()
-        await asyncio.gather(*playing, return_exceptions=True)
-        srv.stop()
-        if again is not None and not results_ok(playing):
-            again.stop()
+        await _end(playing, srv, again if not results_ok(playing) else None)
     assert again is not None
     for bot, ends in zip(bots, results, strict=True):
         # The same match, played to its end: nothing lost, nothing aborted, nothing replayed.
         assert bot.lost_track == [], bot.lost_track
         assert [(e.match_id, e.termination.value) for e in ends] == [(cut, "normal")], ends
     return again, cut, plies, bots
+
+
+async def _end(playing: list[asyncio.Task[Any]], *servers: ServerProcess | None) -> None:
+    """Stop the bots' tasks, then the servers (those given)."""
+    for task in playing:
+        task.cancel()
+    await asyncio.gather(*playing, return_exceptions=True)
+    for server in servers:
+        if server is not None:
+            server.stop()
 
 
 def results_ok(tasks: list[asyncio.Task[Any]]) -> bool:
@@ -251,12 +256,7 @@ async def test_a_match_that_ended_while_the_kit_was_away_is_returned_from_its_re
         async with asyncio.timeout(90):
             results = await asyncio.gather(*playing)
     finally:
-        for task in playing:
-            task.cancel()
-        await asyncio.gather(*playing, return_exceptions=True)
-        srv.stop()
-        if again is not None:
-            again.stop()
+        await _end(playing, srv, again)
     for bot, ends in zip(bots, results, strict=True):
         assert bot.lost_track == [cut] and bot.lost_aborted == 1
         first, second = ends
