@@ -185,6 +185,7 @@ _GROUPS: list[tuple[str, str, str]] = [
     ("record_moves", "repositories/matches.py", "moves"),
     ("record_move", "repositories/matches.py", "moves"),
     ("_commit", "db/recorder.py", "transactions (any batch)"),
+    ("_commit_groups", "db/recorder.py", "transactions (any batch)"),
     ("_finish", "referee/match_runner.py", "end"),
     ("_match_start", "referee/match_runner.py", "start"),
     ("_play", "referee/match_runner.py", "moves"),
@@ -199,6 +200,7 @@ _GROUPS: list[tuple[str, str, str]] = [
     ("_write_loop", "ws/session.py", "frames in and out"),
     ("_read_loop", "ws/session.py", "frames in and out"),
     ("_connection_worker_thread", "aiosqlite/core.py", "database thread"),
+    ("_serve", "db/writer_thread.py", "database thread"),
 ]
 #: A thread blocked in C shows its last Python frame: the loop waiting for I/O, a pool thread
 #: (aiosqlite's, the executor's) waiting for work.
@@ -206,6 +208,7 @@ _IDLE_TOPS = (
     "run (asyncio/runners.py)",
     "_connection_worker_thread (aiosqlite/core.py)",
     "_worker (concurrent/futures/thread.py)",
+    "_serve (server/db/writer_thread.py)",  # the SQLite writer's thread waiting for a batch
 )
 #: The issue's phases of a match's life, in its order; the other groups are reported apart.
 PHASES = ("pairing", "create", "start", "end", "rating", "record")
@@ -231,6 +234,8 @@ def group_of(stack: list[str]) -> str | None:
                 return group
     # SQLAlchemy's asyncio layer runs the statements in greenlets, whose stacks start there:
     # the function that issued them is not on the sample's stack.
+    if any(n.startswith("_serve (") and n.endswith("db/writer_thread.py)") for n in names):
+        return "database thread"
     if any("(sqlalchemy/" in n or "(aiosqlite/" in n for n in names):
         return "SQL in greenlets (any batch)"
     return "other"

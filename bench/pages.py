@@ -50,6 +50,7 @@ from bench.spectators import SERVER_MAIN, gc_pauses
 from ply_arena import games
 from ply_arena.protocol import dice
 from ply_arena.server.db.database import Database
+from ply_arena.server.db.recorder import run_bulk
 from ply_arena.server.ratings import RatingModel
 from ply_arena.server.ratings.rebuild import rebuild
 from ply_arena.server.repositories import matches as match_repo
@@ -85,7 +86,7 @@ async def add_replays(database: Database, count: int, bots: int, seed: int = 5) 
                      "info": None if seat is None else {"depth": 4, "score": rng.uniform(-1, 1)}}
                 )  # fmt: skip
                 state = state.result(move)
-            await match_repo.record_moves(session, rows)
+            await run_bulk(session, match_repo.record_moves, rows)
             await match_repo.finish_match(
                 session, match_id=match_id, payoffs=[float(x) for x in state.returns()],
                 termination="normal", at_fault=None, final_position=rules.state_to_json(state),

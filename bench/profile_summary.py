@@ -13,7 +13,8 @@ so a function's lines add up.
 
 A thread blocked in C shows as its last Python frame: the event loop waiting in uvloop as
 ``run (asyncio/runners.py)``, an aiosqlite connection thread waiting for work as
-``_connection_worker_thread``; both count as idle.
+``_connection_worker_thread``, the SQLite writer's thread waiting for a batch as ``_serve
+(server/db/writer_thread.py)``; all count as idle.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ _IDLE = (
     "uv_run",
     "run (asyncio/runners.py)",
     "_connection_worker_thread (aiosqlite/core.py)",
+    "_serve (server/db/writer_thread.py)",
 )
 
 

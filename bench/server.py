@@ -636,11 +636,13 @@ def _start_profiler(pid: int, first: float, last: float, out: Path) -> threading
     def record() -> None:
         time.sleep(max(0.0, first - time.monotonic()))
         duration = max(1, int(last - time.monotonic()))
-        subprocess.run(
+        done = subprocess.run(
             ["py-spy", "record", "--pid", str(pid), "--duration", str(duration), "--rate", "250",
              "--format", "raw", "--idle", "--threads", "--nonblocking", "--output", str(out)],
-            check=False, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+            check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         )  # fmt: skip
+        if done.returncode != 0 or not out.exists():
+            print(f"py-spy failed ({done.returncode}): {done.stdout.decode()[-800:]}", flush=True)
 
     thread = threading.Thread(target=record, daemon=True)
     thread.start()

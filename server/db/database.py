@@ -5,12 +5,14 @@ driver that is not installed, is refused in one line (``check_database_url``). E
 SQLite-specific lives here. SQLite allows one writer at a time; WAL lets readers run alongside
 it, a busy timeout makes a second writer (the CLI, an admin request) wait instead of failing,
 and the high-rate writes (moves) go through one writer task, ``database.recorder``, which
-commits them in short batches (server/db/recorder.py); the same writer serves PostgreSQL.
+commits them in short batches (server/db/recorder.py), on a thread of their own with a
+synchronous connection (server/db/writer_thread.py); the same writer serves PostgreSQL, from
+the event loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,9 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from ply_arena.server.db.commit_hooks import take_callbacks
 from ply_arena.server.db.recorder import Recorder
+from ply_arena.server.db.writer_thread import WriterThread
 from ply_arena.server.settings import SettingsError, shown_db_url
 
 _SERVER_DIR = Path(__file__).resolve().parent.parent
@@ -59,14 +63,6 @@ def _upgrade(connection: Connection, revision: str) -> None:
     cfg = alembic_config()
     cfg.attributes["connection"] = connection
     command.upgrade(cfg, revision)
-
-
-AFTER_COMMIT = "ply_arena.after_commit"
-
-
-def after_commit(session: AsyncSession, callback: Callable[[], None]) -> None:
-    """Run ``callback()`` once the session's transaction has committed (Database.session)."""
-    session.info.setdefault(AFTER_COMMIT, []).append(callback)
 
 
 class DatabaseUnavailableError(SettingsError):
@@ -134,6 +130,14 @@ class Database:
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_on_connect)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        #: Where the recorder runs its batches on an SQLite file (server/db/writer_thread.py);
+        #: None for PostgreSQL (asyncpg talks to it from the event loop, no thread to cross)
+        #: and for an in-memory database (another connection would see another database).
+        self.writer_thread: WriterThread | None = None
+        if self.is_sqlite and parsed.database not in (None, "", ":memory:"):
+            self.writer_thread = WriterThread(
+                parsed.set(drivername="sqlite"), _sqlite_on_connect, SQLITE_BUSY_TIMEOUT_MS / 1000
+            )
         #: The single writer for high-rate writes (moves); see server/db/recorder.py.
         self.recorder = Recorder(self)
 
@@ -184,10 +188,12 @@ class Database:
             except BaseException:
                 await session.rollback()
                 raise
-            for callback in session.info.pop(AFTER_COMMIT, ()):
+            for callback in take_callbacks(session):
                 callback()
 
     async def dispose(self) -> None:
         """Commit the recorder's queued writes, then close every connection."""
         await self.recorder.close()
+        if self.writer_thread is not None:
+            await self.writer_thread.close()
         await self.engine.dispose()

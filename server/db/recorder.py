@@ -24,16 +24,24 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
+
+from ply_arena.server.db.commit_hooks import AFTER_COMMIT as _AFTER_COMMIT_KEY
+from ply_arena.server.db.commit_hooks import take_callbacks
 
 if TYPE_CHECKING:
     from ply_arena.server.db.database import Database
+    from ply_arena.server.db.writer_thread import WriterThread
 
 log = logging.getLogger(__name__)
 
 Write = Callable[..., Awaitable[Any]]
-#: ``bulk(session, [kwargs, ...])``: the same writes as calling a Write once per kwargs, faster.
-BulkWrite = Callable[[AsyncSession, list[dict[str, Any]]], Awaitable[None]]
+#: ``bulk(connection, [kwargs, ...])``: the same writes as calling a Write once per kwargs,
+#: faster; synchronous, so that the recorder can run a batch of them on the SQLite writer's
+#: thread (server/db/writer_thread.py), and on an async session through ``run_bulk``.
+BulkWrite = Callable[[Connection, list[dict[str, Any]]], None]
 #: fn -> (phase, bulk)
 _BULK: dict[Write, tuple[int, BulkWrite]] = {}
 #: Writes committed ahead of the others queued with them (see register_bulk's ``ahead``).
@@ -75,6 +83,22 @@ def register_bulk(
             kinds.add(fn)
         else:
             kinds.discard(fn)
+
+
+async def run_bulk(session: AsyncSession, bulk: BulkWrite, rows: list[dict[str, Any]]) -> None:
+    """Run a bulk write in ``session``'s transaction (its pending ORM rows flushed first; what
+    the write asks to run after the commit, ``after_commit``, runs after the session's)."""
+    await session.run_sync(_bulk_in_session, bulk, rows)
+
+
+def _bulk_in_session(session: Session, bulk: BulkWrite, rows: list[dict[str, Any]]) -> None:
+    session.flush()  # Core statements do not autoflush: a new bot must reach its table first
+    connection = session.connection()
+    try:
+        bulk(connection, rows)
+    finally:
+        callbacks = take_callbacks(connection)
+    session.info.setdefault(_AFTER_COMMIT_KEY, []).extend(callbacks)
 
 
 #: Upper bound on writes per transaction, to keep each commit short for readers and the CLI.
@@ -147,6 +171,10 @@ class Recorder:
             self._company.set()
             await self._task
         self._task = None
+        if self.writes:
+            log.debug(
+                "the recorder committed %d writes in %d transactions", self.writes, self.batches
+            )
 
     async def _run(self, queue: asyncio.Queue[_Item | None]) -> None:
         stopping = False
@@ -175,24 +203,12 @@ class Recorder:
 
     async def _commit(self, batch: list[_Item]) -> None:
         results: list[Any] = [None] * len(batch)
+        writer = self._database.writer_thread
         try:
-            async with self._database.session() as session:
-                i = 0
-                while i < len(batch):
-                    item = batch[i]
-                    if item.fn not in _BULK:
-                        results[i] = await item.fn(session, **item.kwargs)
-                        i += 1
-                        continue
-                    # A run of bulk writes: one executemany per function, in phase order.
-                    groups: dict[Write, list[dict[str, Any]]] = {}
-                    j = i
-                    while j < len(batch) and batch[j].fn in _BULK:
-                        groups.setdefault(batch[j].fn, []).append(batch[j].kwargs)
-                        j += 1
-                    for fn in sorted(groups, key=lambda f: _BULK[f][0]):
-                        await _BULK[fn][1](session, groups[fn])
-                    i = j
+            if writer is not None and all(item.fn in _BULK for item in batch):
+                await self._commit_on_thread(writer, batch)
+            else:
+                await self._commit_in_session(batch, results)
         except Exception as exc:
             if len(batch) == 1:
                 _settle(batch[0], error=exc)
@@ -209,6 +225,52 @@ class Recorder:
         self.writes += len(batch)
         for item, value in zip(batch, results, strict=True):
             _settle(item, value=value)
+
+    async def _commit_in_session(self, batch: list[_Item], results: list[Any]) -> None:
+        """The batch in one transaction of an async session (PostgreSQL; and on SQLite, a
+        batch with a write that is not a bulk write: those are few and rare)."""
+        async with self._database.session() as session:
+            i = 0
+            while i < len(batch):
+                item = batch[i]
+                if item.fn not in _BULK:
+                    results[i] = await item.fn(session, **item.kwargs)
+                    i += 1
+                    continue
+                # A run of bulk writes: one executemany per function, in phase order.
+                j = i
+                while j < len(batch) and batch[j].fn in _BULK:
+                    j += 1
+                for bulk, rows in _grouped(batch[i:j]):
+                    await run_bulk(session, bulk, rows)
+                i = j
+
+    async def _commit_on_thread(self, writer: WriterThread, batch: list[_Item]) -> None:
+        """The batch (bulk writes only) in one transaction on the SQLite writer's thread: one
+        hand-over for the whole batch, then its after-commit callbacks here, on the loop."""
+        for callback in await writer.call(_commit_groups, _grouped(batch)):
+            callback()
+
+
+def _grouped(run: list[_Item]) -> list[tuple[BulkWrite, list[dict[str, Any]]]]:
+    """A run of bulk writes as one call per function, in phase order (ties: registration)."""
+    groups: dict[Write, list[dict[str, Any]]] = {}
+    for item in run:
+        groups.setdefault(item.fn, []).append(item.kwargs)
+    return [(_BULK[fn][1], groups[fn]) for fn in sorted(groups, key=lambda f: _BULK[f][0])]
+
+
+def _commit_groups(
+    connection: Connection, groups: list[tuple[BulkWrite, list[dict[str, Any]]]]
+) -> list[Callable[[], None]]:
+    """On the writer's thread: the groups in one transaction; the after-commit callbacks."""
+    try:
+        with connection.begin():
+            for bulk, rows in groups:
+                bulk(connection, rows)
+    finally:
+        callbacks = take_callbacks(connection)
+    return callbacks
 
 
 def _settle(item: _Item, value: Any = None, error: BaseException | None = None) -> None:

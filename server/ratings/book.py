@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena.server.db.models import Result
@@ -20,9 +20,11 @@ from ply_arena.server.ratings.model import Rating as MuSigma
 from ply_arena.server.ratings.model import RatingModel
 from ply_arena.server.repositories import ratings as rating_repo
 
+_LAST_RATED_SEQ = select(func.max(Result.rated_seq))
+
 
 async def last_rated_seq(session: AsyncSession) -> int:
-    return int(await session.scalar(select(func.max(Result.rated_seq))) or 0)
+    return int(await session.scalar(_LAST_RATED_SEQ) or 0)
 
 
 class RatingBook:
@@ -76,7 +78,7 @@ class RatingBook:
             self._states[(state.bot_id, state.game)] = replace(state)
             self._changed(state)
 
-    async def next_rated_seq(self, session: AsyncSession) -> int:
+    def next_rated_seq(self, connection: Connection) -> int:
         """The place of the next rated result in the order of rating (``results.rated_seq``).
 
         Counted here rather than read for every result: only the recorder, one writer, stores
@@ -84,7 +86,7 @@ class RatingBook:
         (a rebuild follows the order, not the numbers).
         """
         if self._last_seq is None:
-            self._last_seq = await last_rated_seq(session)
+            self._last_seq = int(connection.scalar(_LAST_RATED_SEQ) or 0)
         self._last_seq += 1
         return self._last_seq
 

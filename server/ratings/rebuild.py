@@ -34,7 +34,7 @@ async def rebuild(session: AsyncSession, model: RatingModel) -> Rebuilt:
         changes.extend(ledger.record(result))
     await rating_repo.clear(session)
     states = list(ledger.states.values())
-    await rating_repo.save(session, states, set(), [])
+    await session.run_sync(lambda sync: rating_repo.save(sync.connection(), states, set(), []))
     await rating_repo.write_history(session, changes)
     return Rebuilt(len(results), len(states))
 

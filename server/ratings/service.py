@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ply_arena.server.db.database import after_commit
+from ply_arena.server.db.commit_hooks import after_commit
 from ply_arena.server.db.models import utcnow
-from ply_arena.server.db.recorder import register_bulk
+from ply_arena.server.db.recorder import register_bulk, run_bulk
 from ply_arena.server.ratings.book import RatingBook
 from ply_arena.server.ratings.ledger import Ledger, RatedResult
 from ply_arena.server.repositories import matches as match_repo
@@ -32,10 +33,10 @@ from ply_arena.server.repositories import ratings as rating_repo
 async def store_result(session: AsyncSession, **row: Any) -> None:
     """One result and its ratings: the keyword arguments of ``finish_match`` plus what rating
     needs to know of the match, ``game``, ``bot_ids`` (by seat) and ``rated``, and ``book``."""
-    await store_results(session, [row])
+    await run_bulk(session, store_results, [row])
 
 
-async def store_results(session: AsyncSession, rows: Sequence[Mapping[str, Any]]) -> None:
+def store_results(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Many results and their ratings at once, in order (the recorder's bulk write)."""
     now = utcnow()
     book: RatingBook | None = next((r["book"] for r in rows if r.get("book") is not None), None)
@@ -44,7 +45,7 @@ async def store_results(session: AsyncSession, rows: Sequence[Mapping[str, Any]]
     for row in rows:
         row = {**row, "finished_at": row.get("finished_at") or now}
         if book is not None and row["rated"] and row["termination"] != match_repo.ABORTED:
-            row["rated_seq"] = await book.next_rated_seq(session)
+            row["rated_seq"] = book.next_rated_seq(connection)
             rated.append(
                 RatedResult(
                     row["match_id"],
@@ -57,13 +58,13 @@ async def store_results(session: AsyncSession, rows: Sequence[Mapping[str, Any]]
                 )
             )
         stamped.append(row)
-    await match_repo.finish_matches(session, stamped)
+    match_repo.finish_matches(connection, stamped)
     if rated:
         assert book is not None
-        await rate(session, rated, book)
+        rate(connection, rated, book)
 
 
-async def rate(session: AsyncSession, results: Sequence[RatedResult], book: RatingBook) -> None:
+def rate(connection: Connection, results: Sequence[RatedResult], book: RatingBook) -> None:
     """Apply rated ``results`` (stored in this transaction, with their order) in this order."""
     keys = {(bot_id, r.game) for r in results for bot_id in r.bot_ids}
     # Start from the book (exactly what is stored); what it lacks is new, unless the book was
@@ -71,15 +72,15 @@ async def rate(session: AsyncSession, results: Sequence[RatedResult], book: Rati
     known = book.states(keys)
     if not book.complete and len(known) < len(keys):
         missing = keys - set(known)
-        loaded = await rating_repo.load_states(session, missing)
+        loaded = rating_repo.load_states(connection, missing)
         known.update({(s.bot_id, s.game): s for s in loaded})
     stored = set(known)
     ledger = Ledger(book.model, list(known.values()))
     changes = [change for result in results for change in ledger.record(result)]
     states = [ledger.states[key] for key in keys]
-    await rating_repo.save(session, states, stored, changes)
+    rating_repo.save(connection, states, stored, changes)
     # Once committed (and only then), the book holds these too.
-    after_commit(session, lambda: book.confirm(states))
+    after_commit(connection, lambda: book.confirm(states))
 
 
 register_bulk(store_result, store_results, phase=2)

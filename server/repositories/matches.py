@@ -12,11 +12,12 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ScalarSelect, Table, bindparam, func, insert, select, update
+from sqlalchemy import Connection, ScalarSelect, Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from ply_arena.protocol import dice
+from ply_arena.server.db.many_rows import fetch_all, insert_rows, run_many
 from ply_arena.server.db.models import (
     Base,
     Bot,
@@ -28,7 +29,7 @@ from ply_arena.server.db.models import (
     Seat,
     utcnow,
 )
-from ply_arena.server.db.recorder import register_bulk
+from ply_arena.server.db.recorder import register_bulk, run_bulk
 
 RUNNING = "running"
 FINISHED = "finished"
@@ -53,25 +54,22 @@ _SET_PAYOFF = (
     .values(payoff=bindparam("b_payoff"))
 )
 
-#: Statements built once: building one (and its cache key) on every call cost more than
-#: running it once compiled.
-_INSERT_MATCHES = insert(_MATCHES)
-_INSERT_SEATS = insert(_SEATS)
-_INSERT_MOVES = insert(_MOVES)
-_INSERT_CHANCE_EVENTS = insert(_CHANCE_EVENTS)
-_INSERT_RESULTS = insert(_RESULTS)
-
 
 def _plies_stored(table: Table) -> ScalarSelect[int]:
     return select(func.count()).where(table.c.match_id == _MATCHES.c.id).scalar_subquery()
 
 
-#: Matches by id (``ids``, expanding): id, status, and their moves and chance events stored.
-_STATUS_AND_PLIES = select(
+_STATUS_AND_PLIES_COLUMNS = (
     _MATCHES.c.id,
     _MATCHES.c.status,
     _plies_stored(_MOVES) + _plies_stored(_CHANCE_EVENTS),
-).where(_MATCHES.c.id.in_(bindparam("ids", expanding=True)))
+)
+#: Matches by id (``ids``, expanding): id, status, and their moves and chance events stored.
+_STATUS_AND_PLIES = select(*_STATUS_AND_PLIES_COLUMNS).where(
+    _MATCHES.c.id.in_(bindparam("ids", expanding=True))
+)
+#: The same of one match (``id``): on SQLite, run through the driver directly (many_rows).
+_STATUS_AND_PLIES_OF = select(*_STATUS_AND_PLIES_COLUMNS).where(_MATCHES.c.id == bindparam("id"))
 
 
 class UnknownMatchError(LookupError):
@@ -99,8 +97,9 @@ async def create_match(
     rated: bool = False,
 ) -> None:
     """A running match with one seat per bot id, in seat order."""
-    await create_matches(
+    await run_bulk(
         session,
+        create_matches,
         [
             {
                 "match_id": match_id,
@@ -116,13 +115,12 @@ async def create_match(
     )
 
 
-async def create_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]]) -> None:
+def create_matches(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Many ``create_match`` calls at once (keyword dicts): one executemany per table.
 
     Core inserts rather than ORM objects: with short matches (tic-tac-toe: ~8 plies) creating
     and finishing matches cost the server more than the moves did.
     """
-    await session.flush()  # pending ORM rows (e.g. bots) must reach their tables first
     matches: list[dict[str, Any]] = []
     seats: list[dict[str, Any]] = []
     for row in rows:
@@ -145,9 +143,8 @@ async def create_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
             {"match_id": match_id, "seat": i, "bot_id": b, "payoff": None}
             for i, b in enumerate(row["bot_ids"])
         )
-    await session.execute(_INSERT_MATCHES, matches)
-    if seats:
-        await session.execute(_INSERT_SEATS, seats)
+    insert_rows(connection, _MATCHES, matches)
+    insert_rows(connection, _SEATS, seats)
 
 
 async def record_move(
@@ -164,31 +161,18 @@ async def record_move(
 ) -> None:
     """Store one move (``seat`` None: a chance outcome, e.g. dice); ``bank_ms`` is the mover's
     bank once the move was charged (a resumed match's clock starts from it)."""
-    if seat is None:
-        session.add(ChanceEvent(match_id=match_id, ply=ply, outcome=move))
-    else:
-        session.add(
-            MoveRecord(
-                match_id=match_id,
-                ply=ply,
-                seat=seat,
-                move=move,
-                think_ms=think_ms,
-                info=dict(info) if info is not None else None,
-                forced=str(forced) if forced is not None else None,
-                bank_ms=bank_ms,
-            )
-        )
+    row = {"match_id": match_id, "ply": ply, "seat": seat, "move": move, "think_ms": think_ms}
+    await run_bulk(
+        session, record_moves, [{**row, "info": info, "forced": forced, "bank_ms": bank_ms}]
+    )
 
 
-async def record_moves(session: AsyncSession, rows: Sequence[Mapping[str, Any]]) -> None:
+def record_moves(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Many ``record_move`` calls at once (keyword dicts), in one executemany per table.
 
     The recorder uses this for runs of queued moves: building ORM objects costs more than the
     insert itself at hundreds of moves per second.
     """
-    # Core inserts do not autoflush: pending ORM rows (a new match) must reach the table first.
-    await session.flush()
     now = utcnow()
     moves: list[dict[str, Any]] = []
     chance: list[dict[str, Any]] = []
@@ -218,10 +202,8 @@ async def record_moves(session: AsyncSession, rows: Sequence[Mapping[str, Any]])
                     "played_at": now,
                 }
             )
-    if moves:
-        await session.execute(_INSERT_MOVES, moves)
-    if chance:
-        await session.execute(_INSERT_CHANCE_EVENTS, chance)
+    insert_rows(connection, _MOVES, moves)
+    insert_rows(connection, _CHANCE_EVENTS, chance)
 
 
 async def finish_match(
@@ -240,8 +222,9 @@ async def finish_match(
     stored (else IncompleteMatchError): the referee queues its last moves and the result
     together, and a result whose moves are not all there would not re-derive.
     """
-    await finish_matches(
+    await run_bulk(
         session,
+        finish_matches,
         [
             {
                 "match_id": match_id,
@@ -255,20 +238,23 @@ async def finish_match(
     )
 
 
-async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]]) -> None:
+def finish_matches(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Many ``finish_match`` calls at once, in order: one status query, then executemany.
 
     Raises UnknownMatchError / MatchOverError for the first row that cannot be finished (and
     writes nothing; the recorder then retries the rows one by one).
     """
-    await session.flush()
     ids = list({row["match_id"] for row in rows})
     # Each match's status and how many of its plies are stored, in one query.
     status: dict[str, str] = {}
     stored: Counter[str] = Counter()
-    for match_id, match_status, plies_stored in await session.execute(
-        _STATUS_AND_PLIES, {"ids": ids}
-    ):
+    if connection.dialect.driver == "pysqlite":
+        # A query per match (many_rows.fetch_all: to the driver directly, no round trips) costs
+        # less than one through SQLAlchemy.
+        found = [r for i in ids for r in fetch_all(connection, _STATUS_AND_PLIES_OF, {"id": i})]
+    else:
+        found = [tuple(r) for r in connection.execute(_STATUS_AND_PLIES, {"ids": ids})]
+    for match_id, match_status, plies_stored in found:
         status[match_id] = match_status
         stored[match_id] = plies_stored
     updates: list[dict[str, Any]] = []
@@ -308,10 +294,9 @@ async def finish_matches(session: AsyncSession, rows: Sequence[Mapping[str, Any]
                 "rated_seq": row.get("rated_seq"),
             }
         )
-    await session.execute(_SET_STATUS, updates)
-    if payoffs:
-        await session.execute(_SET_PAYOFF, payoffs)
-    await session.execute(_INSERT_RESULTS, results)
+    run_many(connection, _SET_STATUS, updates)
+    run_many(connection, _SET_PAYOFF, payoffs)
+    insert_rows(connection, _RESULTS, results)
 
 
 async def running_ids(session: AsyncSession, ids: Sequence[str] | None = None) -> list[str]:

@@ -8,6 +8,7 @@ from dataclasses import fields
 from typing import Any
 
 from sqlalchemy import (
+    Connection,
     bindparam,
     case,
     delete,
@@ -20,6 +21,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ply_arena.server.db.many_rows import insert_rows, run_many
 from ply_arena.server.db.models import Base, Bot, Match, Rating, RatingChange, Result, Seat
 from ply_arena.server.ratings.ledger import RatedResult, RatingState
 from ply_arena.server.ratings.ledger import RatingChange as Change
@@ -49,7 +51,6 @@ _UPDATE_STATE = (
     )
 )
 #: Built once (see server/repositories/matches.py's statements).
-_INSERT_RATINGS = insert(_RATINGS)
 _INSERT_HISTORY = insert(_HISTORY)
 # --- what the rating service reads and writes ------------------------------------------------
 
@@ -80,12 +81,12 @@ async def _with_seats(session: AsyncSession, rows: Sequence[Any]) -> dict[str, R
     return results
 
 
-async def load_states(session: AsyncSession, keys: Iterable[tuple[int, str]]) -> list[RatingState]:
+def load_states(connection: Connection, keys: Iterable[tuple[int, str]]) -> list[RatingState]:
     """The stored rating states of these (bot id, game) pairs (absent ones are left out)."""
     wanted = list(set(keys))
     if not wanted:
         return []
-    rows = await session.execute(
+    rows = connection.execute(
         select(_RATINGS).where(tuple_(_RATINGS.c.bot_id, _RATINGS.c.game).in_(wanted))
     )
     return [
@@ -103,8 +104,8 @@ async def all_states(session: AsyncSession) -> list[RatingState]:
     ]
 
 
-async def save(
-    session: AsyncSession,
+def save(
+    connection: Connection,
     states: Sequence[RatingState],
     stored: set[tuple[int, str]],
     changes: Sequence[Change],
@@ -113,12 +114,9 @@ async def save(
     in the caller's transaction."""
     updates = [_state_row(s, prefix="b_") for s in states if (s.bot_id, s.game) in stored]
     inserts = [_state_row(s) for s in states if (s.bot_id, s.game) not in stored]
-    if updates:
-        await session.execute(_UPDATE_STATE, updates)
-    if inserts:
-        await session.execute(_INSERT_RATINGS, inserts)
-    if changes:
-        await session.execute(_INSERT_HISTORY, [_change_row(c) for c in changes])
+    run_many(connection, _UPDATE_STATE, updates)
+    insert_rows(connection, _RATINGS, inserts)
+    insert_rows(connection, _HISTORY, [_change_row(c) for c in changes])
 
 
 def _change_row(change: Change) -> dict[str, Any]:

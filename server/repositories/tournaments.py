@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import Connection, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena.server.db.models import (
@@ -28,7 +28,7 @@ from ply_arena.server.db.models import (
     TournamentGame,
     utcnow,
 )
-from ply_arena.server.db.recorder import register_bulk
+from ply_arena.server.db.recorder import register_bulk, run_bulk
 from ply_arena.server.repositories.bots import name_problem
 
 #: Statuses a game ends in (nothing more happens to it).
@@ -218,7 +218,7 @@ async def set_status(session: AsyncSession, tournament: Tournament, status: str)
 
 
 async def game_started(session: AsyncSession, game_id: int, match_id: str) -> None:
-    await games_started(session, [{"game_id": game_id, "match_id": match_id}])
+    await run_bulk(session, games_started, [{"game_id": game_id, "match_id": match_id}])
 
 
 async def game_over(
@@ -232,8 +232,9 @@ async def game_over(
     absent: Sequence[int] | None = None,
     at: datetime | None = None,
 ) -> None:
-    await games_over(
+    await run_bulk(
         session,
+        games_over,
         [
             {
                 "game_id": game_id,
@@ -303,9 +304,9 @@ async def status_of(session: AsyncSession, tournament_id: int) -> str | None:
     return None if found is None else str(found)
 
 
-async def games_started(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+def games_started(connection: Connection, rows: Sequence[dict[str, Any]]) -> None:
     """Many ``game_started`` at once (the recorder's bulk form): one executemany."""
-    await session.execute(
+    connection.execute(
         update(TournamentGame.__table__)  # type: ignore[arg-type]
         .where(TournamentGame.__table__.c.id == bindparam("b_game_id"))
         .values(status="playing", match_id=bindparam("b_match_id")),
@@ -313,12 +314,12 @@ async def games_started(session: AsyncSession, rows: Sequence[dict[str, Any]]) -
     )
 
 
-async def games_over(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+def games_over(connection: Connection, rows: Sequence[dict[str, Any]]) -> None:
     """Many ``game_over`` at once: one executemany (a game's end is written once per game, a
     thousand times in a 32-bot round robin)."""
     table = TournamentGame.__table__
     now = utcnow()
-    await session.execute(
+    connection.execute(
         update(table)  # type: ignore[arg-type]
         .where(table.c.id == bindparam("b_game_id"))
         .values(
