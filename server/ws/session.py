@@ -80,6 +80,7 @@ from ply_arena.protocol.messages import (
 )
 from ply_arena.protocol.wire import WireError, clip, escape_controls, parse_client_frame
 from ply_arena.server.referee import Referee, RefereeError
+from ply_arena.server.spectate.frames import text_frames
 from ply_arena.server.transport import TransportHandle, transport_handle
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,9 @@ CLOSE_NORMAL = 1000
 CLOSE_GRACE_S = 2.0
 #: How often run() looks whether the connection's last bytes have left, during that grace.
 _DRAIN_POLL_S = 0.02
+#: A message is written at once (Session._write_now) while at most this much of what was
+#: written before it waits in the transport's buffer (asyncio's default high-water mark).
+_DIRECT_WRITE_MAX_BUFFERED = 64 * 1024
 
 
 class Phase(enum.Enum):
@@ -194,6 +198,8 @@ class Session:
     def send_json(self, text: str) -> None:
         if self._closing:
             return
+        if self._write_now(text):
+            return
         if self._out.qsize() >= self._max_queued:
             self._slow(f"{self._out.qsize()} messages are waiting for this bot to read them")
             return
@@ -202,6 +208,30 @@ class Session:
             return
         self._queued_chars += len(text)
         self._out.put_nowait(text)
+
+    def _write_now(self, text: str) -> bool:
+        """Write the message as a frame to the connection at once, when nothing is queued or
+        being written before it and the transport's buffer is nearly empty; False: queue it.
+
+        Every message went through the queue, the writer task, Starlette's and uvicorn's send
+        and the websockets library's framing: more of the server's CPU per move than the rules
+        and the clocks (docs/benchmarks.md). A bot that reads keeps the buffer empty, so its
+        messages go straight out; one that does not fills it, and its messages then queue,
+        with the limits and the slow-reader check as before.
+        """
+        transport = self._transport
+        if (
+            transport is None
+            or self._writing_since is not None
+            or not self._out.empty()
+            or transport.write_buffer_size() > _DIRECT_WRITE_MAX_BUFFERED
+        ):
+            return False
+        started = time.monotonic()
+        if not transport.write(text_frames([text])):
+            return False  # closing: the queue's writer finds out and ends the session
+        self._written(started)
+        return True
 
     def rtt_ms(self) -> float | None:
         return self._rtt

@@ -339,3 +339,34 @@ async def test_bytes_waiting_in_the_kernel_have_not_left_the_server() -> None:
     finally:
         transport.close()
         peer.close()
+
+
+async def test_a_bot_that_reads_late_gets_every_message_in_order(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """A message goes straight to the connection while nothing waits before it and the
+    transport's buffer is nearly empty, and through the session's queue otherwise: a bot that
+    stops reading while the server answers 4,000 pings (about 100 KB) has its first pongs
+    written at once and the rest queued, and once it reads again it gets all of them, in order."""
+    srv = start_server(
+        send_buffer=4096,
+        send_timeout_s=30.0,
+        heartbeat_s=60,
+        rate_limit_per_s=1e6,
+        rate_limit_burst=1_000_000,
+        max_outbound_frames=1_000_000,
+        max_outbound_bytes=1 << 30,
+    )
+    name, token = srv.create_bot()
+    a = await Stalling.connect(srv, token)
+    count = 4000
+    a.burst([{"type": "ping", "id": i} for i in range(count)])
+    # Both ways were taken: some pongs wait in the queue behind those the transport holds.
+    await wait_until(lambda: session_of(srv, name)._out.qsize() > 0, 10, "pongs are queued")
+    ids: list[int] = []
+    while len(ids) < count:
+        message = json.loads(await asyncio.wait_for(a.ws.recv(), 10))
+        if message["type"] == "pong":
+            ids.append(message["id"])
+    assert ids == list(range(count))
+    assert connected(srv, name)
