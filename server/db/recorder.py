@@ -217,7 +217,7 @@ class Recorder:
             for item in batch:
                 await self._commit([item])
             return
-        except BaseException as exc:  # cancelled: nothing was committed
+        except BaseException as exc:  # cancelled: nothing was committed (see _commit_on_thread)
             for item in batch:
                 _settle(item, error=exc)
             raise
@@ -248,12 +248,26 @@ class Recorder:
     async def _commit_on_thread(self, writer: WriterThread, batch: list[_Item]) -> None:
         """The batch (bulk writes only) in one transaction on the SQLite writer's thread: one
         hand-over for the whole batch, then its after-commit callbacks here, on the loop."""
-        for callback in await writer.call(_commit_groups, _grouped(batch)):
+        call = asyncio.ensure_future(writer.call(_commit_groups, _grouped(batch)))
+        try:
+            callbacks = await asyncio.shield(call)
+        except asyncio.CancelledError:
+            # The thread takes the transaction to its end whatever happens here: wait for it,
+            # so that a write it committed is not reported as failed (_commit then fails the
+            # writes of a transaction that did not commit, as on the event loop).
+            with contextlib.suppress(Exception):
+                for callback in await call:
+                    callback()
+                for item in batch:
+                    _settle(item)
+            raise
+        for callback in callbacks:
             callback()
 
 
 def _grouped(run: list[_Item]) -> list[tuple[BulkWrite, list[dict[str, Any]]]]:
-    """A run of bulk writes as one call per function, in phase order (ties: registration)."""
+    """A run of bulk writes as one call per function, in phase order (ties: in the order of
+    their first write in the run)."""
     groups: dict[Write, list[dict[str, Any]]] = {}
     for item in run:
         groups.setdefault(item.fn, []).append(item.kwargs)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import threading
 import time
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 from sqlalchemy.exc import IntegrityError
 
 from ply_arena.server.db import recorder as recorder_module
@@ -278,3 +279,43 @@ async def test_a_write_someone_waits_for_ends_the_lingering_at_once(
     async with database.session() as session:
         record = await matches.get_match(session, "m")
     assert record is not None and [m["ply"] for m in record["moves"]] == [0, 1]
+
+
+@pytest.mark.sqlite_only("the writer thread runs SQLite's batches; PostgreSQL's run on the loop")
+async def test_a_batch_the_writer_thread_commits_is_not_failed_by_a_cancellation(
+    database: Database,
+) -> None:
+    # On an SQLite file a batch of bulk writes runs on the writer's thread, which takes the
+    # transaction to its end whatever the event loop does: the recorder cancelled meanwhile
+    # waits for it, and a write that was committed is reported as stored, not as failed.
+    assert database.writer_thread is not None
+    ids = await _two_bots(database)
+    await _new_match(database, "thread", ids)
+    entered, release = threading.Event(), threading.Event()
+
+    async def held_move(session: Any, **move: Any) -> None:
+        raise AssertionError("run as a bulk write")
+
+    def held_moves(connection: Connection, rows: list[dict[str, Any]]) -> None:
+        entered.set()
+        assert release.wait(10)
+        matches.record_moves(connection, rows)
+
+    recorder_module.register_bulk(held_move, held_moves, phase=1)
+    try:
+        future = database.recorder.submit(held_move, **_move("thread", 0))
+        assert await asyncio.to_thread(entered.wait, 10)
+        task = database.recorder._task
+        assert task is not None
+        task.cancel()
+        release.set()
+        assert await asyncio.wait_for(future, 10) is None
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+    finally:
+        release.set()
+        recorder_module._BULK.pop(held_move, None)
+    # The next write starts a new writer; both moves are stored.
+    await database.recorder.submit(matches.record_move, **_move("thread", 1))
+    async with database.session() as session:
+        assert (await session.execute(text("SELECT count(*) FROM moves"))).scalar() == 2

@@ -219,6 +219,18 @@ async def test_a_bot_that_stops_reading_is_closed_as_a_slow_consumer(
     assert a2.welcome is not None and a2.welcome["matches"] == []
 
 
+#: A server where only the send timeout can give up on a bot that stopped reading: a small send
+#: buffer (the kernel holds little), no heartbeat (no heartbeat_timeout, and no server pings, to
+#: step in meanwhile), no rate limit and no queue bound (a burst is answered at once).
+_ONLY_THE_SEND_TIMEOUT: dict[str, Any] = {
+    "send_buffer": 4096,
+    "heartbeat_s": 60,
+    "rate_limit_per_s": 1e6,
+    "rate_limit_burst": 1_000_000,
+    "max_outbound_frames": 1_000_000,
+}
+
+
 def session_of(srv: LiveServer, name: str) -> Session:
     """The server's session of a connected bot (read from the test's thread)."""
     conn = srv.app.state.referee.connections.by_name(name)
@@ -246,14 +258,7 @@ async def test_a_bot_that_stops_reading_is_closed_even_when_no_send_ever_waits(
     machine (its flood of pings stalled in TCP backoff with ~30 KB of pongs in the transport), and
     the bot stayed connected, its own frames keeping its heartbeat fresh, until the test gave up.
     A message counts as written once it has left the server, not once the transport has it."""
-    srv = start_server(
-        send_buffer=4096,
-        send_timeout_s=0.3,
-        heartbeat_s=60,  # no heartbeat_timeout, and no server pings, to step in meanwhile
-        rate_limit_per_s=1e6,
-        rate_limit_burst=1_000_000,
-        max_outbound_frames=1_000_000,  # the burst is answered at once: no queue bound either
-    )
+    srv = start_server(send_timeout_s=0.3, **_ONLY_THE_SEND_TIMEOUT)
     name_a, token_a = srv.create_bot()
     a = await Stalling.connect(srv, token_a)
     ping_burst(a)
@@ -273,14 +278,7 @@ async def test_the_server_stops_within_the_grace_beside_a_bot_that_stopped_readi
     """Bytes the transport holds for a bot that does not read: the shutdown's closing error and
     close frame go in after them, and the transport would close only once they are out. The
     connection is aborted after the grace instead of holding up the server's stop."""
-    srv = start_server(
-        send_buffer=4096,
-        send_timeout_s=60,
-        heartbeat_s=60,
-        rate_limit_per_s=1e6,
-        rate_limit_burst=1_000_000,
-        max_outbound_frames=1_000_000,  # the burst is answered at once: no queue bound either
-    )
+    srv = start_server(send_timeout_s=60, **_ONLY_THE_SEND_TIMEOUT)
     name_a, token_a = srv.create_bot()
     a = await Stalling.connect(srv, token_a)
     session = session_of(srv, name_a)
@@ -348,15 +346,7 @@ async def test_a_bot_that_reads_late_gets_every_message_in_order(
     transport's buffer is nearly empty, and through the session's queue otherwise: a bot that
     stops reading while the server answers 4,000 pings (about 100 KB) has its first pongs
     written at once and the rest queued, and once it reads again it gets all of them, in order."""
-    srv = start_server(
-        send_buffer=4096,
-        send_timeout_s=30.0,
-        heartbeat_s=60,
-        rate_limit_per_s=1e6,
-        rate_limit_burst=1_000_000,
-        max_outbound_frames=1_000_000,
-        max_outbound_bytes=1 << 30,
-    )
+    srv = start_server(send_timeout_s=30.0, max_outbound_bytes=1 << 30, **_ONLY_THE_SEND_TIMEOUT)
     name, token = srv.create_bot()
     a = await Stalling.connect(srv, token)
     count = 4000
