@@ -39,7 +39,11 @@ DEMO_REMOTE = {
     "connect_four": [("demo-mcts", "mcts", 0.05), ("demo-random-c4", "random", 0.0)],
     "othello": [("demo-negamax", "negamax:depth=2", 0.05), ("demo-random-oth", "random", 0.0)],
     "backgammon": [("demo-random-bg", "random", 0.0)],
-    "chinese_checkers": [("demo-random-cc1", "random", 0.0), ("demo-random-cc2", "random", 0.0)],
+    # Three random players never finish (a game then runs to its 1,000-ply cap, longer than
+    # the demo's first minute on a busy machine), and two random bots here with the house's
+    # random one could make such a group; with one that searches, every group of three has a
+    # player that advances (170-350 plies).
+    "chinese_checkers": [("demo-maxn-cc", "maxn:depth=1", 0.02), ("demo-random-cc", "random", 0.0)],
 }
 
 
