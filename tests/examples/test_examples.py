@@ -12,7 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -156,9 +156,25 @@ async def test_a_refused_bot_without_logging_gets_exactly_one_line(
     assert (out.decode(), err.decode()) == ("", "error: bad_token: the token matches no bot\n")
 
 
-def slow_random(state: State, legal_moves: list[str], clock: Clock) -> str:
-    time.sleep(0.05)  # the match lasts long enough for the restart to cut it
-    return random.choice(legal_moves)
+class HeldAtThirdMove:
+    """A kit bot's ``choose`` that plays at random but holds its third move until ``release``:
+    the match is then surely under way (4 plies or more) when the server stops, whatever the
+    machine's pace. (A delay per move raced the stop: a quick Connect Four game could end
+    before the server did.)"""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.holding = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, state: State, legal_moves: list[str], clock: Clock) -> str:
+        self.calls += 1
+        if self.calls == 3:
+            self.holding.set()
+            # The kit runs choose in a thread of its own: this blocks nobody else. Once the
+            # server is back this call's turn is gone, and the kit is asked again.
+            self.release.wait(60)
+        return random.choice(legal_moves)
 
 
 async def test_js_bot_plays_its_match_on_across_a_server_restart(db_url: str) -> None:
@@ -168,24 +184,30 @@ async def test_js_bot_plays_its_match_on_across_a_server_restart(db_url: str) ->
     srv = start_server_process(db_url, house_bots="none")
     again = None
     token, kit_token = srv.create_bot("js-restart"), srv.create_bot("kit-restart")
-    kit = BotClient(srv.ws_url, kit_token, slow_random, game=GAME, games=1, max_retries=50)
+    held = HeldAtThirdMove()
+    kit = BotClient(srv.ws_url, kit_token, held, game=GAME, games=1, max_retries=50)
     proc = await asyncio.create_subprocess_exec(
         node, str(JS / "bot.js"), srv.ws_url, token, GAME, "1",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     playing = asyncio.create_task(kit.run())
     try:
-        async with httpx.AsyncClient(base_url=srv.url, timeout=5) as http, asyncio.timeout(60):
+        assert await asyncio.to_thread(held.holding.wait, 60), "the kit bot never held a move"
+        # The match waits for the kit's third move: its first four plies are stored at once
+        # (the last one may still be on its way to the database).
+        async with httpx.AsyncClient(base_url=srv.url, timeout=5) as http, asyncio.timeout(30):
             while True:
                 page = (await http.get("/api/matches?status=running")).json()
-                if page["total"] and page["matches"][0]["plies"] >= 4:
+                if page["total"] == 1 and page["matches"][0]["plies"] >= 4:
                     cut = page["matches"][0]["id"]
                     break
                 await asyncio.sleep(0.05)
         await asyncio.to_thread(srv.stop)
         again = start_server_process(db_url, port=srv.port, house_bots="none")
+        held.release.set()
         (end,), (out, err) = await asyncio.wait_for(asyncio.gather(playing, proc.communicate()), 90)
     finally:
+        held.release.set()
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
