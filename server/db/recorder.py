@@ -28,8 +28,7 @@ from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from ply_arena.server.db.commit_hooks import AFTER_COMMIT as _AFTER_COMMIT_KEY
-from ply_arena.server.db.commit_hooks import take_callbacks
+from ply_arena.server.db.commit_hooks import after_commit, take_callbacks
 
 if TYPE_CHECKING:
     from ply_arena.server.db.database import Database
@@ -98,7 +97,8 @@ def _bulk_in_session(session: Session, bulk: BulkWrite, rows: list[dict[str, Any
         bulk(connection, rows)
     finally:
         callbacks = take_callbacks(connection)
-    session.info.setdefault(_AFTER_COMMIT_KEY, []).extend(callbacks)
+    for callback in callbacks:
+        after_commit(session, callback)
 
 
 #: Upper bound on writes per transaction, to keep each commit short for readers and the CLI.
