@@ -16,8 +16,10 @@
   have left the server (ASGI's send returns once a frame is in the transport's buffer, which
   takes up to 64 KiB without a word, and the kernel's send queue holds more), and abort a
   connection whose peer stopped reading (ASGI itself has no way to drop a connection whose close
-  frame cannot be written); and so that the spectator stream can write one serialised frame to
-  many connections without a task and an ASGI round per spectator.
+  frame cannot be written); so that the spectator stream can write one serialised frame to
+  many connections without a task and an ASGI round per spectator; and so that a logged-in bot's
+  session can take its text messages as they are parsed (``TransportHandle.on_text``) and write
+  its answers as frames, without an ASGI round per message either way.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 import h11
@@ -86,6 +88,10 @@ class TransportHandle:
         self._protocol = protocol
         sock = transport.get_extra_info("socket")
         self._fd: int = sock.fileno() if sock is not None else -1
+        #: A logged-in session's reader (server/ws/session.py): the connection's text messages
+        #: are handed to it as they are parsed, while nothing waits in ASGI's receive queue
+        #: before them; None: every message goes through ASGI's receive.
+        self.on_text: Callable[[str], None] | None = None
 
     def can_send(self) -> bool:
         """Whether a data frame may be written now: the handshake is done, and no close frame
@@ -177,6 +183,7 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
         self.close_timeout = CLOSE_TIMEOUT_S
         self._ping_tokens = float(PING_BURST)
         self._ping_at = self.loop.time()
+        self._handle: TransportHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # Everything uvicorn writes to this connection is counted (TransportHandle.sent).
@@ -206,9 +213,8 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
         scope = getattr(self, "scope", None)
         if scope is not None:
             # The app task was created but has not run yet: it sees the handle.
-            scope["extensions"][SCOPE_KEY] = TransportHandle(
-                cast(CountingTransport, self.transport), self
-            )
+            self._handle = TransportHandle(cast(CountingTransport, self.transport), self)
+            scope["extensions"][SCOPE_KEY] = self._handle
 
     def handle_parser_exception(self) -> None:
         if isinstance(self.conn.parser_exc, PayloadTooBig) and not self.transport.is_closing():
@@ -227,7 +233,7 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
         if self.curr_msg_data_type == "text" and not self.close_sent:
             data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
             try:
-                data.decode()
+                text = data.decode()
             except UnicodeDecodeError:
                 # uvicorn would log a traceback for every such frame; a client must not be able
                 # to fill the log. RFC 6455 closes with 1007; the coded error comes first.
@@ -238,6 +244,16 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
                 )
                 self.conn.send_close(1007, "invalid UTF-8")
                 self.handle_parser_exception()
+                return
+            handle = self._handle
+            if handle is not None and handle.on_text is not None and self.queue.empty():
+                # Straight to the session, as the message is parsed: no ASGI queue, no task
+                # woken for it, no pause and resume of reading per message (uvicorn pauses
+                # reading until the app has taken each one). The queue keeps what comes
+                # before the session's login, and anything behind a message still in it, so
+                # the order holds.
+                self.frames = []
+                handle.on_text(text)
                 return
         super().send_receive_event_to_app()
 

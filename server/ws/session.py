@@ -23,8 +23,13 @@ failure answered with its code from protocol/errors.py:
 
 Everything else is non-fatal: the connection and all matches carry on.
 
-Outgoing frames go through a queue drained by a writer task, so the referee never waits on a
-slow client. The server pings every ``settings.heartbeat_s`` (and once right after ``welcome``);
+Once logged in, a bot's text messages come to the session as the connection parses them
+(``_on_text``, through server/transport.py), not through ASGI's receive queue and a task woken
+per message; before login, and whenever a message still waits in that queue, they go through
+the read loop, so the order holds. Outgoing messages are written to the connection at once while
+nothing waits before them and its buffer is nearly empty (``_write_now``), otherwise through a
+queue drained by a writer task, so the referee never waits on a slow client. The server pings
+every ``settings.heartbeat_s`` (and once right after ``welcome``);
 the round trip feeds the latency grace of the bot's clocks. A watchdog closes, with a fatal error:
 
 - a silent connection: nothing at all received for ``heartbeat_misses`` heartbeats ->
@@ -319,9 +324,16 @@ class Session:
             if not await self._handshake():
                 return
             watchdog = asyncio.create_task(self._watchdog())
+            if self._transport is not None:
+                # From now on the connection hands text messages straight to _on_text (when
+                # nothing waits in ASGI's queue before them); the read loop below keeps what
+                # comes through ASGI: binary frames, the disconnect, and what queued meanwhile.
+                self._transport.on_text = self._on_text
             try:
                 await self._read_loop()
             finally:
+                if self._transport is not None:
+                    self._transport.on_text = None
                 watchdog.cancel()
         except Exception:
             log.exception("bot connection %s failed", self._who())
@@ -453,18 +465,37 @@ class Session:
                 return
             received_at = self._last_heard = time.monotonic()
             message = self._admit(raw, received_at)
-            if message is None:
-                continue
-            try:
-                productive = self._dispatch(message, received_at)
-            except RefereeError as e:
-                self.send(e.to_message())
-            except Exception:
-                log.exception("bot %s: failed on %s", self.bot_name, type(message).__name__)
-                self._error(ErrorCode.internal_error, "the server failed on this message")
-            else:
-                if productive:
-                    self._bucket.refund()
+            if message is not None:
+                self._act(message, received_at)
+
+    def _on_text(self, text: str) -> None:
+        """A text message handed over by the connection as it was parsed (logged in only).
+
+        The same checks and dispatch as the read loop's, run from the connection's
+        ``data_received``: an exception must not escape into the transport.
+        """
+        if self._closing:
+            return
+        received_at = self._last_heard = time.monotonic()
+        try:
+            message = self._admit_text(text, received_at)
+            if message is not None:
+                self._act(message, received_at)
+        except Exception:
+            log.exception("bot connection %s failed", self._who())
+            self._fatal(ErrorCode.internal_error, "the server failed on this connection")
+
+    def _act(self, message: ClientMessage, received_at: float) -> None:
+        try:
+            productive = self._dispatch(message, received_at)
+        except RefereeError as e:
+            self.send(e.to_message())
+        except Exception:
+            log.exception("bot %s: failed on %s", self.bot_name, type(message).__name__)
+            self._error(ErrorCode.internal_error, "the server failed on this message")
+        else:
+            if productive:
+                self._bucket.refund()
 
     def _admit(self, raw: Mapping[str, Any], received_at: float) -> ClientMessage | None:
         """Frame checks, rate limit and parsing; None when the frame was refused (and said so).
@@ -481,6 +512,9 @@ class Session:
             elif self._allowed(received_at) or self._count_strike():
                 self._error(ErrorCode.binary_frame, "binary frames are refused; send JSON text")
             return None
+        return self._admit_text(text, received_at)
+
+    def _admit_text(self, text: str, received_at: float) -> ClientMessage | None:
         # Characters are at most 4 bytes: encode only when the text could be over the limit.
         size = len(text)
         if size > MAX_FRAME_BYTES or (

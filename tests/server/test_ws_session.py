@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -42,6 +43,35 @@ async def test_heartbeat_pings_repeat(start_server: Callable[..., LiveServer]) -
     bot = await WsBot.connect(srv.ws_url, token, answer_pings=False)
     ids = [(await bot.expect("ping"))["id"] for _ in range(3)]
     assert ids == sorted(set(ids))
+    await bot.close()
+
+
+async def test_messages_are_answered_in_the_order_sent(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    """A logged-in bot's text messages go straight to its session as the connection parses them,
+    unless something waits in ASGI's queue before them; a binary frame always goes through that
+    queue. Sent interleaved and at once, every message is answered, in the order sent."""
+    srv = start_server(rate_limit_per_s=10_000, rate_limit_burst=10_000)
+    _, token = srv.create_bot()
+    bot = await WsBot.connect(srv.ws_url, token, answer_pings=False)
+    frames: list[str | bytes] = [
+        b"\x00" if i % 3 == 0 else json.dumps({"type": "ping", "id": 1000 + i}) for i in range(90)
+    ]
+    expected = [
+        "binary_frame" if isinstance(frame, bytes) else f"pong {1000 + i}"
+        for i, frame in enumerate(frames)
+    ]
+    for frame in frames:
+        await bot.ws.send(frame)
+    answers: list[str] = []
+    while len(answers) < len(frames):
+        message = await bot.recv()
+        if message["type"] == "error":
+            answers.append(message["code"])
+        elif message["type"] == "pong":
+            answers.append(f"pong {message['id']}")
+    assert answers == expected
     await bot.close()
 
 
