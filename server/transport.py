@@ -216,6 +216,15 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
             self._handle = TransportHandle(cast(CountingTransport, self.transport), self)
             scope["extensions"][SCOPE_KEY] = self._handle
 
+    async def send(self, message: Any) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.accept" and self.handshake_complete:
+            # uvicorn keeps the handshake's request and response, headers and all, for the
+            # connection's life; neither is read again once the answer is written (a few KB
+            # per connected bot: docs/benchmarks.md, "Idle bots").
+            self.request = None  # type: ignore[assignment]
+            self.response = None  # type: ignore[assignment]
+
     def handle_parser_exception(self) -> None:
         if isinstance(self.conn.parser_exc, PayloadTooBig) and not self.transport.is_closing():
             # websockets refused the frame from its header and queued the close (1009): say why

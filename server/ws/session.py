@@ -174,12 +174,20 @@ class Session:
         self._send_timeout_s = settings.send_timeout_s
         self._bucket = TokenBucket(settings.rate_limit_per_s, settings.rate_limit_burst)
         self._strikes = 0
-        self._out: asyncio.Queue[str | _Close] = asyncio.Queue()
+        #: Messages waiting for the writer task, oldest first. The task runs only while there
+        #: are some (most messages are written at once, _write_now), and a deque rather than an
+        #: asyncio.Queue: a queue holds three deques and an event, and a waiting task its frame
+        #: and a future, for every idle connection (docs/benchmarks.md, "Idle bots").
+        self._out: deque[str | _Close] = deque()
+        self._writer: asyncio.Task[None] | None = None
         #: Characters of text waiting in ``_out`` (about its bytes: frames are mostly ASCII).
         self._queued_chars = 0
         self._closing = False
-        #: Set by close_with: run() stops reading at once, even if the peer never sends again.
-        self._closed = asyncio.Event()
+        #: The task reading ASGI's receive (run()); a close decided elsewhere cancels it.
+        self._reader: asyncio.Task[None] | None = None
+        #: The watchdog's next wake (a timer, not a task: every idle connection has one).
+        self._watch_timer: asyncio.TimerHandle | None = None
+        self._ping_due = 0.0
         self._last_heard = time.monotonic()
         #: When the frame being written started (None: the writer is idle).
         self._writing_since: float | None = None
@@ -205,14 +213,19 @@ class Session:
             return
         if self._write_now(text):
             return
-        if self._out.qsize() >= self._max_queued:
-            self._slow(f"{self._out.qsize()} messages are waiting for this bot to read them")
+        if len(self._out) >= self._max_queued:
+            self._slow(f"{len(self._out)} messages are waiting for this bot to read them")
             return
         if self._queued_chars + len(text) > self._max_queued_bytes:
             self._slow(f"{self._queued_chars} bytes are waiting for this bot to read them")
             return
         self._queued_chars += len(text)
-        self._out.put_nowait(text)
+        self._put(text)
+
+    def _put(self, item: str | _Close) -> None:
+        self._out.append(item)
+        if self._writer is None and not self.finished.is_set():
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
 
     def _write_now(self, text: str) -> bool:
         """Write the message as a frame to the connection at once, when nothing is queued or
@@ -228,7 +241,7 @@ class Session:
         if (
             transport is None
             or self._writing_since is not None
-            or not self._out.empty()
+            or self._out
             or transport.write_buffer_size() > _DIRECT_WRITE_MAX_BUFFERED
         ):
             return False
@@ -246,19 +259,27 @@ class Session:
             return
         if error.fatal and error.code != ErrorCode.shutting_down:
             log.info("closing %s: %s (%s)", self._who(), error.code, printable(error.message))
-        self._out.put_nowait(error.model_dump_json())
+        self._put(error.model_dump_json())
         if error.code == ErrorCode.frame_too_large:
             code = CLOSE_TOO_BIG
         elif error.code == ErrorCode.shutting_down:
             code = CLOSE_RESTART
         else:
             code = CLOSE_POLICY
-        self._out.put_nowait(_Close(code, str(error.code)))
+        self._put(_Close(code, str(error.code)))
         self._closing = True
-        self._closed.set()
+        self._stop_reading()
         # The referee learns it now, not once run() has unwound: by the time the peer reads
         # the error, the bot is already disconnected for everyone else.
         self._detach()
+
+    def _stop_reading(self) -> None:
+        """Stop the reader at once: it may be parked in receive() for good, waiting for a peer
+        that never sends again. (From the reader itself there is nothing to stop: it sees
+        ``_closing`` at its next receive.)"""
+        reader = self._reader
+        if reader is not None and reader is not asyncio.current_task():
+            reader.cancel()
 
     def _detach(self) -> None:
         if self.phase is Phase.LOGGED_IN:
@@ -268,15 +289,13 @@ class Session:
     # --- the connection -----------------------------------------------------------------
 
     async def run(self) -> None:
-        writer = asyncio.create_task(self._write_loop())
-        reader = asyncio.create_task(self._serve())
-        # A close decided elsewhere (watchdog, referee, a full queue) must not wait for the peer
-        # to send something: the reader may be parked in receive() for good.
-        closed = asyncio.create_task(self._closed.wait())
+        reader = self._reader = asyncio.create_task(self._serve())
+        if self._closing:  # closed before the reader existed
+            reader.cancel()
         try:
-            await asyncio.wait((reader, closed), return_when=asyncio.FIRST_COMPLETED)
+            # A close decided elsewhere (watchdog, referee, a full queue) cancels the reader.
+            await asyncio.wait((reader,))
         finally:
-            closed.cancel()
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
@@ -284,7 +303,8 @@ class Session:
             self.phase = Phase.CLOSED
             deadline = time.monotonic() + CLOSE_GRACE_S
             flushed = True
-            if self._closing:
+            writer = self._writer
+            if self._closing and writer is not None:
                 # Let the fatal error and the close frame go out.
                 try:
                     await asyncio.wait_for(asyncio.shield(writer), CLOSE_GRACE_S)
@@ -292,9 +312,11 @@ class Session:
                     flushed = False
                 except Exception:
                     pass
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await writer
+            writer = self._writer
+            if writer is not None:
+                writer.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await writer
             if self._transport is not None:
                 # Written is not gone: the transport takes up to 64 KiB without a send waiting,
                 # and closes only once that is out. However the session ended (a fatal error, the
@@ -323,7 +345,8 @@ class Session:
         try:
             if not await self._handshake():
                 return
-            watchdog = asyncio.create_task(self._watchdog())
+            self._ping_due = time.monotonic() + max(self._heartbeat_s, 0.01)
+            self._watch()
             if self._transport is not None:
                 # From now on the connection hands text messages straight to _on_text (when
                 # nothing waits in ASGI's queue before them); the read loop below keeps what
@@ -334,13 +357,22 @@ class Session:
             finally:
                 if self._transport is not None:
                     self._transport.on_text = None
-                watchdog.cancel()
+                if self._watch_timer is not None:
+                    self._watch_timer.cancel()
+                    self._watch_timer = None
         except Exception:
             log.exception("bot connection %s failed", self._who())
 
     async def _write_loop(self) -> None:
-        while True:
-            item = await self._out.get()
+        try:
+            await self._write_queued()
+        finally:
+            self._writer = None
+
+    async def _write_queued(self) -> None:
+        """Write what is queued, in order, until nothing is (then the task ends)."""
+        while self._out:
+            item = self._out.popleft()
             started = self._writing_since = time.monotonic()
             try:
                 if isinstance(item, _Close):
@@ -352,7 +384,7 @@ class Session:
             except Exception:
                 # The peer is gone: stop reading too; the bot counts as disconnected.
                 self._closing = True
-                self._closed.set()
+                self._stop_reading()
                 self._detach()
                 return
             finally:
@@ -627,39 +659,51 @@ class Session:
             return True
         return False
 
-    async def _watchdog(self) -> None:
-        """Ping every heartbeat; close a silent connection or one whose messages do not leave."""
+    def _watch(self) -> None:
+        """The watchdog: ping every heartbeat; close a silent connection or one whose messages
+        do not leave. Runs on a timer that it sets again for its next wake."""
+        self._watch_timer = None
+        if self._closing:
+            return
         heartbeat = max(self._heartbeat_s, 0.01)  # a zero setting must not spin the loop
+        now = time.monotonic()
+        try:
+            wake = self._watch_at(now, heartbeat)
+        except Exception:
+            log.exception("bot connection %s: the watchdog failed", self._who())
+            wake = now + heartbeat
+        if wake is not None and not self._closing:
+            loop = asyncio.get_running_loop()
+            self._watch_timer = loop.call_at(loop.time() + max(0.0, wake - now), self._watch)
+
+    def _watch_at(self, now: float, heartbeat: float) -> float | None:
+        """One look of the watchdog; when to look again (None: the connection is closing)."""
         silence = heartbeat * self._heartbeat_misses
-        next_ping = time.monotonic() + heartbeat
-        while not self._closing:
-            now = time.monotonic()
-            quiet = now - self._last_heard
-            if quiet >= silence:
-                self._fatal(
-                    ErrorCode.heartbeat_timeout,
-                    f"nothing received for {quiet:.1f} s ({self._heartbeat_misses} heartbeats "
-                    f"of {heartbeat:g} s); answer every ping with pong",
-                )
-                return
-            # Not only a send that waits: the transport takes up to 64 KiB, and the kernel more,
-            # before one does, and a bot that stops reading (or whose TCP stalls) once the
-            # server has little more to say would never make one wait.
-            unsent_since = self._oldest_unsent()
-            if unsent_since is not None and now - unsent_since >= self._send_timeout_s:
-                self._slow(f"a message could not be written for {self._send_timeout_s:g} s")
-                return
-            if now >= next_ping:
-                self._ping()
-                next_ping = now + heartbeat
-            # Wake for the next ping, the silence deadline, or the write deadline; with nothing
-            # unsent, the writer is looked at again within half the send timeout.
-            if unsent_since is not None:
-                write_deadline = unsent_since + self._send_timeout_s
-            else:
-                write_deadline = now + self._send_timeout_s / 2
-            wake = min(next_ping, self._last_heard + silence, write_deadline)
-            await asyncio.sleep(max(0.0, wake - now))
+        quiet = now - self._last_heard
+        if quiet >= silence:
+            self._fatal(
+                ErrorCode.heartbeat_timeout,
+                f"nothing received for {quiet:.1f} s ({self._heartbeat_misses} heartbeats "
+                f"of {heartbeat:g} s); answer every ping with pong",
+            )
+            return None
+        # Not only a send that waits: the transport takes up to 64 KiB, and the kernel more,
+        # before one does, and a bot that stops reading (or whose TCP stalls) once the server
+        # has little more to say would never make one wait.
+        unsent_since = self._oldest_unsent()
+        if unsent_since is not None and now - unsent_since >= self._send_timeout_s:
+            self._slow(f"a message could not be written for {self._send_timeout_s:g} s")
+            return None
+        if now >= self._ping_due:
+            self._ping()
+            self._ping_due = now + heartbeat
+        # Wake for the next ping, the silence deadline, or the write deadline; with nothing
+        # unsent, the writer is looked at again within half the send timeout.
+        if unsent_since is not None:
+            write_deadline = unsent_since + self._send_timeout_s
+        else:
+            write_deadline = now + self._send_timeout_s / 2
+        return min(self._ping_due, self._last_heard + silence, write_deadline)
 
     def _ping(self) -> None:
         ping_id = self._next_ping
@@ -672,8 +716,7 @@ class Session:
     def _slow(self, why: str) -> None:
         # What is queued would reach the bot too late to matter, and a bot that reconnects is
         # resynced from the matches themselves: drop it, so only the error and the close remain.
-        while not self._out.empty():
-            self._out.get_nowait()
+        self._out.clear()
         self._queued_chars = 0
         self._fatal(ErrorCode.slow_consumer, f"{why}; read your socket (closing the connection)")
 

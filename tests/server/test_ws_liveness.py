@@ -288,7 +288,7 @@ async def test_the_server_stops_within_the_grace_beside_a_bot_that_stopped_readi
         # Every ping answered, and the last pongs in the transport's buffer: no send waits.
         assert session._transport is not None
         buffered = session._transport.write_buffer_size()
-        return session._out.empty() and session._writing_since is None and buffered > 0
+        return not session._out and session._writing_since is None and buffered > 0
 
     await wait_until(pongs_left_in_the_transport, 10, "the server holds pongs for a")
     assert connected(srv, name_a)
@@ -352,7 +352,7 @@ async def test_a_bot_that_reads_late_gets_every_message_in_order(
     count = 4000
     a.burst([{"type": "ping", "id": i} for i in range(count)])
     # Both ways were taken: some pongs wait in the queue behind those the transport holds.
-    await wait_until(lambda: session_of(srv, name)._out.qsize() > 0, 10, "pongs are queued")
+    await wait_until(lambda: len(session_of(srv, name)._out) > 0, 10, "pongs are queued")
     ids: list[int] = []
     while len(ids) < count:
         message = json.loads(await asyncio.wait_for(a.ws.recv(), 10))
