@@ -49,9 +49,105 @@ log = logging.getLogger(__name__)
 SCOPE_KEY = "ply_arena.transport"
 
 
+class Flag:
+    """asyncio.Event's ``set``, ``clear``, ``is_set`` and ``wait``, for an object every
+    connection has: asyncio.Event allocates a deque for its waiters up front (about 0.8 KB with
+    its block), for every idle connection; here the waiters' list exists only while some wait
+    (docs/benchmarks.md, "Idle bots")."""
+
+    __slots__ = ("_value", "_waiters")
+
+    def __init__(self, value: bool = False) -> None:
+        self._value = value
+        self._waiters: list[asyncio.Future[None]] | None = None
+
+    def is_set(self) -> bool:
+        return self._value
+
+    def set(self) -> None:
+        if self._value:
+            return
+        self._value = True
+        for waiter in self._waiters or ():
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._value = False
+
+    async def wait(self) -> bool:
+        if self._value:
+            return True
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = []
+        waiters.append(waiter)
+        try:
+            await waiter
+            return True
+        finally:
+            waiters.remove(waiter)
+            if not waiters and self._waiters is waiters:
+                self._waiters = None
+
+
+class ReceiveQueue:
+    """What uvicorn's WebSocket protocol needs of its ASGI receive queue (``put_nowait``,
+    ``get``, ``empty``), without asyncio.Queue's three deques and event (about 3 KB for every
+    idle connection: docs/benchmarks.md, "Idle bots"). Unbounded like uvicorn's; the getters'
+    list exists only while some wait."""
+
+    __slots__ = ("_getters", "_items")
+
+    def __init__(self) -> None:
+        self._items: list[Any] = []
+        self._getters: list[asyncio.Future[None]] | None = None
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def put_nowait(self, item: Any) -> None:
+        self._items.append(item)
+        self._wake_next()
+
+    def _wake_next(self) -> None:
+        for getter in self._getters or ():
+            if not getter.done():
+                getter.set_result(None)
+                return
+
+    async def get(self) -> Any:
+        while not self._items:
+            getter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            getters = self._getters
+            if getters is None:
+                getters = self._getters = []
+            getters.append(getter)
+            try:
+                await getter
+            except BaseException:
+                if self._items and not getter.cancelled():
+                    # As asyncio.Queue.get: woken, then cancelled before it ran: pass the
+                    # wake-up on, so that no item waits while another getter sleeps.
+                    self._wake_next()
+                raise
+            finally:
+                getters.remove(getter)
+                if not getters and self._getters is getters:
+                    self._getters = None
+        # Few items at a time (uvicorn pauses reading while one waits): a list's pop(0) is fine.
+        return self._items.pop(0)
+
+
 class CountingTransport:
     """A connection's transport as uvicorn's WebSocket protocol sees it: the same transport,
     counting the bytes written to it (everything uvicorn writes goes through ``write``)."""
+
+    __slots__ = ("_transport", "written")
 
     def __init__(self, transport: asyncio.Transport) -> None:
         self._transport = transport
@@ -80,6 +176,8 @@ class TransportHandle:
     left the server, and drop the connection at once; and, for the spectator stream, write
     frames already serialised (one encoding for every spectator, no task per spectator:
     server/spectate/watcher.py)."""
+
+    __slots__ = ("_fd", "_protocol", "_transport", "on_text")
 
     def __init__(
         self, transport: CountingTransport, protocol: WebSocketsSansIOProtocol | None = None
@@ -184,6 +282,11 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
         self._ping_tokens = float(PING_BURST)
         self._ping_at = self.loop.time()
         self._handle: TransportHandle | None = None
+        # Lighter than the asyncio.Queue and asyncio.Event uvicorn made, which allocate their
+        # deques up front: every idle connection holds them (docs/benchmarks.md, "Idle bots").
+        # uvicorn uses only put_nowait / get / empty of the one, set / clear / wait of the other.
+        self.queue = ReceiveQueue()  # type: ignore[assignment]
+        self.writable = Flag(True)  # type: ignore[assignment]
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # Everything uvicorn writes to this connection is counted (TransportHandle.sent).
@@ -221,7 +324,10 @@ class ArenaWebSocketProtocol(WebSocketsSansIOProtocol):
         if message["type"] == "websocket.accept" and self.handshake_complete:
             # uvicorn keeps the handshake's request and response, headers and all, for the
             # connection's life; neither is read again once the answer is written (a few KB
-            # per connected bot: docs/benchmarks.md, "Idle bots").
+            # per connected bot: docs/benchmarks.md, "Idle bots"). The request also stays in
+            # websockets' parser (a local of its generator, for the connection's life): its
+            # headers are emptied so that they go.
+            self.request.headers.clear()
             self.request = None  # type: ignore[assignment]
             self.response = None  # type: ignore[assignment]
 

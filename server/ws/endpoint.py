@@ -17,6 +17,10 @@ async def bot_websocket(websocket: WebSocket) -> None:
     referee: Referee = websocket.app.state.referee
     sessions: set[Session] = websocket.app.state.sessions
     await websocket.accept()
+    # The handshake's headers (a list of byte pairs, about 1 KB) are not read again once the
+    # connection is open; the scope would keep them for the connection's life
+    # (docs/benchmarks.md, "Idle bots").
+    websocket.scope["headers"] = []
     session = Session(websocket, referee)
     sessions.add(session)
     try:

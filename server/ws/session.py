@@ -58,7 +58,6 @@ import enum
 import logging
 import math
 import time
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,7 +85,7 @@ from ply_arena.protocol.messages import (
 from ply_arena.protocol.wire import WireError, clip, escape_controls, parse_client_frame
 from ply_arena.server.referee import Referee, RefereeError
 from ply_arena.server.spectate.frames import text_frames
-from ply_arena.server.transport import TransportHandle, transport_handle
+from ply_arena.server.transport import Flag, TransportHandle, transport_handle
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +116,8 @@ class _Close:
     """The close frame: its code, and as its reason the fatal error's code (``shutting_down``
     with 1012 tells a bot that reads only the close frame that the server restarts)."""
 
+    __slots__ = ("code", "reason")
+
     def __init__(self, code: int, reason: str = "") -> None:
         self.code = code
         self.reason = reason
@@ -124,6 +125,8 @@ class _Close:
 
 class TokenBucket:
     """``rate`` tokens per second up to ``burst``; ``take`` spends one if there is one."""
+
+    __slots__ = ("_at", "burst", "rate", "tokens")
 
     def __init__(self, rate: float, burst: int) -> None:
         self.rate = rate
@@ -157,6 +160,41 @@ class TokenBucket:
 class Session:
     """Implements ply_arena.server.referee.connections.BotConnection for one WebSocket."""
 
+    # Slots: some thirty attributes would otherwise make a 1.6 KB dict for every connection
+    # (docs/benchmarks.md, "Idle bots").
+    __slots__ = (
+        "_bucket",
+        "_closing",
+        "_heartbeat_misses",
+        "_heartbeat_s",
+        "_hello_timeout_s",
+        "_last_heard",
+        "_max_queued",
+        "_max_queued_bytes",
+        "_next_ping",
+        "_out",
+        "_ping_due",
+        "_pings",
+        "_queued_chars",
+        "_reader",
+        "_rtt",
+        "_send_timeout_s",
+        "_strikes",
+        "_transport",
+        "_unsent",
+        "_unsent_grain_s",
+        "_watch_timer",
+        "_writer",
+        "_writing_since",
+        "bot_id",
+        "bot_name",
+        "client",
+        "finished",
+        "phase",
+        "referee",
+        "websocket",
+    )
+
     def __init__(self, websocket: WebSocket, referee: Referee) -> None:
         self.websocket = websocket
         self.referee = referee
@@ -175,10 +213,11 @@ class Session:
         self._bucket = TokenBucket(settings.rate_limit_per_s, settings.rate_limit_burst)
         self._strikes = 0
         #: Messages waiting for the writer task, oldest first. The task runs only while there
-        #: are some (most messages are written at once, _write_now), and a deque rather than an
-        #: asyncio.Queue: a queue holds three deques and an event, and a waiting task its frame
-        #: and a future, for every idle connection (docs/benchmarks.md, "Idle bots").
-        self._out: deque[str | _Close] = deque()
+        #: are some (most messages are written at once, _write_now), and a list rather than an
+        #: asyncio.Queue (three deques and an event) or a deque (a 0.5 KB block from the start):
+        #: every idle connection has one, empty (docs/benchmarks.md, "Idle bots"). It is
+        #: bounded (``max_outbound_frames``), so that taking from its front costs little.
+        self._out: list[str | _Close] = []
         self._writer: asyncio.Task[None] | None = None
         #: Characters of text waiting in ``_out`` (about its bytes: frames are mostly ASCII).
         self._queued_chars = 0
@@ -194,14 +233,16 @@ class Session:
         #: Messages written but not yet sent, oldest first: (the connection's byte count once
         #: the message was written, when its writing began). Messages begun within
         #: ``_unsent_grain_s`` of each other share one entry (the first one's time, the last
-        #: one's bytes), so the deque stays short whatever the traffic.
-        self._unsent: deque[tuple[int, float]] = deque()
+        #: one's bytes), so the list stays short whatever the traffic (a list: a deque's first
+        #: block alone is 0.5 KB, for every idle connection).
+        self._unsent: list[tuple[int, float]] = []
         self._unsent_grain_s = self._send_timeout_s / 16
         self._rtt: float | None = None
         self._pings: dict[int, float] = {}
         self._next_ping = 1
-        #: Set when run() has returned: everything that could be sent was sent.
-        self.finished = asyncio.Event()
+        #: Set when run() has returned: everything that could be sent was sent. (A Flag: an
+        #: asyncio.Event allocates its waiters' deque up front.)
+        self.finished = Flag()
 
     # --- BotConnection ------------------------------------------------------------------
 
@@ -372,7 +413,7 @@ class Session:
     async def _write_queued(self) -> None:
         """Write what is queued, in order, until nothing is (then the task ends)."""
         while self._out:
-            item = self._out.popleft()
+            item = self._out.pop(0)
             started = self._writing_since = time.monotonic()
             try:
                 if isinstance(item, _Close):
@@ -408,8 +449,10 @@ class Session:
         if unsent:
             assert self._transport is not None
             sent = self._transport.sent()
-            while unsent and unsent[0][0] <= sent:
-                unsent.popleft()
+            gone = 0
+            while gone < len(unsent) and unsent[gone][0] <= sent:
+                gone += 1
+            del unsent[:gone]
             if unsent:
                 return unsent[0][1]
         # Still being handed over (a send waiting for the transport to take more).
