@@ -5,10 +5,11 @@ starting mu), ``--waiting`` of them waiting in one queue (joined over the last 1
 the others playing matches from that queue (they are coming back), every bot's latest opponent
 known, three house bots with room. A decision is what the referee does on each join and each
 tick: ``pairing.pair`` over the queue's waiting bots and the bots coming back, both as the
-referee keeps them between decisions (``pairing.Waiter`` per waiting bot with its rating, kept
-by server/referee/lobby.py; a ``pairing.Roster`` of the bots coming back, kept by
-server/referee/coming_back.py), built once here. The peer, timed in the same run on the same
-waiting bots: the lobby's former rule, first come first paired (``pairing.first_come``).
+referee keeps them between decisions (``pairing.Waiters``: a ``pairing.Waiter`` per waiting bot
+with its rating, by arrival and by rating, kept by server/referee/lobby.py; a ``pairing.Roster``
+of the bots coming back, kept by server/referee/coming_back.py), built once here. The peer,
+timed in the same run on the same waiting bots (as a list): the lobby's former rule, first come
+first paired (``pairing.first_come``).
 
 Two lobbies: ``typical`` (ratings N(25, 8), joined over the last 15 s: most bots have good
 opponents at hand) and ``spread`` (ratings 6 apart, joined over the last 2 s, every waiting bot
@@ -35,6 +36,7 @@ from ply_arena.server.referee.pairing import (
     Player,
     Roster,
     Waiter,
+    Waiters,
     first_come,
     pair,
 )
@@ -73,6 +75,7 @@ class Lobby:
         self.queue = [(b, now - rng.uniform(0.0, joined)) for b in queue]
         self.roster = Roster(Player(b, self.book.mu(b, GAME)) for b in coming)
         self.waiters = [Waiter(b, joined, self.book.mu(b, GAME)) for b, joined in self.queue]
+        self.kept = Waiters(self.waiters)
         self.last = {b: frozenset({rng.choice(ids)}) - {b} for b in ids}
         self.house = [HouseSeat(bots + i, 20.0 + 5 * i, 8) for i in range(3)]
         self.params = Params(group_size=2)
@@ -80,7 +83,7 @@ class Lobby:
     def decide(self) -> list[Group]:
         """The referee's decision: ratings read, then pair()."""
         return pair(
-            self.waiters,
+            self.kept,
             now=self.now,
             rng=random.Random(7),
             params=self.params,

@@ -7,8 +7,9 @@ a queue (joining again is a no-op and keeps its place and its waiting time) but 
 several queues and play several matches at once.
 
 Each queue also keeps its bots as ``pairing.Waiter`` (with their current rating, updated by
-``rerated``), ready for a decision: building them again from the rating book on every join was
-a third of a decision over a thousand waiting bots.
+``rerated``) in a ``pairing.Waiters``, in arrival order and in rating order, ready for a
+decision: building them again from the rating book on every join was a third of a decision over
+a thousand waiting bots, and sorting them in both orders on every join 0.65 ms more.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ply_arena.protocol.messages import Policy, TimeControl
-from ply_arena.server.referee.pairing import Waiter
+from ply_arena.server.referee.pairing import Waiter, Waiters
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +49,9 @@ class Waiting:
 class Lobby:
     def __init__(self) -> None:
         # Insertion-ordered: arrival order within each queue. The same bots as pairing's
-        # input, in the same order, with their ratings in the queue's game.
+        # input (``_waiters``: by arrival and by rating, with their ratings in the queue's game).
         self._queues: dict[QueueKey, dict[int, Waiting]] = {}
-        self._waiters: dict[QueueKey, dict[int, Waiter]] = {}
+        self._waiters: dict[QueueKey, Waiters] = {}
 
     def join(self, key: QueueKey, bot: Waiting, mu: float) -> int:
         """Queue ``bot`` (rated ``mu`` in the queue's game) unless it already waits there; the
@@ -58,17 +59,16 @@ class Lobby:
         queue = self._queues.setdefault(key, {})
         if bot.bot_id not in queue:
             queue[bot.bot_id] = bot
-            self._waiters.setdefault(key, {})[bot.bot_id] = Waiter(
-                bot.bot_id, bot.joined_at, mu, bot.house
+            self._waiters.setdefault(key, Waiters()).add(
+                Waiter(bot.bot_id, bot.joined_at, mu, bot.house)
             )
         return len(queue)
 
     def rerated(self, bot_id: int, game: str, mu: float) -> None:
         """The bot's rating in ``game`` changed (it waits here while it plays elsewhere)."""
         for key, waiters in self._waiters.items():
-            old = waiters.get(bot_id) if key.game == game else None
-            if old is not None:
-                waiters[bot_id] = Waiter(bot_id, old.joined_at, mu, old.house)
+            if key.game == game:
+                waiters.rerate(bot_id, mu)
 
     def remove(self, key: QueueKey, bot_ids: Iterable[int]) -> None:
         """Take bots out of one queue (they were paired)."""
@@ -78,7 +78,7 @@ class Lobby:
         waiters = self._waiters[key]
         for bot_id in bot_ids:
             queue.pop(bot_id, None)
-            waiters.pop(bot_id, None)
+            waiters.remove(bot_id)
         if not queue:
             del self._queues[key], self._waiters[key]
 
@@ -90,7 +90,7 @@ class Lobby:
                 continue
             queue = self._queues[key]
             if queue.pop(bot_id, None) is not None:
-                self._waiters[key].pop(bot_id)
+                self._waiters[key].remove(bot_id)
                 left += 1
                 if not queue:
                     del self._queues[key], self._waiters[key]
@@ -100,9 +100,10 @@ class Lobby:
         """The bots waiting in the queue, in arrival order."""
         return list(self._queues.get(key, {}).values())
 
-    def waiters(self, key: QueueKey) -> list[Waiter]:
-        """The same bots as ``pairing.pair`` takes them, with their current ratings."""
-        return list(self._waiters.get(key, {}).values())
+    def waiters(self, key: QueueKey) -> Waiters:
+        """The same bots as ``pairing.pair`` takes them, with their current ratings: the queue's
+        own, as it stands (read it, do not change it)."""
+        return self._waiters.get(key, _NO_WAITERS)
 
     def names(self, key: QueueKey) -> dict[int, str]:
         """Bot id -> name of the bots waiting in the queue."""
@@ -118,3 +119,6 @@ class Lobby:
     def queues_of(self, bot_id: int) -> int:
         """How many queues the bot waits in."""
         return sum(bot_id in q for q in self._queues.values())
+
+
+_NO_WAITERS = Waiters()

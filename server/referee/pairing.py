@@ -31,10 +31,15 @@ The rules, for each waiting bot in order of arrival (the longest waiting first),
    with room for another match, chosen at random (its latest opponents last), not by rating: they
    are the ladder's anchors, and every bot should meet the strong ones as well as the weak.
 
-Cost: one sort of the waiting bots by rating, then for each anchor a walk outwards from its
-rating over the bots not yet paired (a linked list), and a bisection of the bots coming back
-(``playing``), which the referee keeps sorted between decisions in a ``Roster`` (passing a plain
-sequence sorts it on each call); ``python -m bench.ladder pairing`` has the figures.
+Cost: for each anchor a walk outwards from its rating over the bots not yet paired (a linked
+list in rating order), and for an anchor with no good opponent a bisection of the bots coming
+back (``playing``). The referee keeps both inputs in order between decisions: the waiting bots
+by arrival and by rating in a ``Waiters``, the bots coming back by rating in a ``Roster``, so a
+decision sorts nothing and its work besides the walks is a few list copies in the number of
+waiting bots (plain sequences are sorted on each call instead: tests, one-off callers). The
+table of latest opponents among the waiting bots (rule 4) is built only when an anchor that
+found too few partners could have a rematch. ``python -m bench.ladder pairing`` has the
+figures.
 """
 
 from __future__ import annotations
@@ -42,9 +47,11 @@ from __future__ import annotations
 import bisect
 import math
 import random
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from itertools import chain
 from operator import attrgetter
 from typing import Any, Literal
 
@@ -77,6 +84,100 @@ class Player:
     mu: float
 
 
+def _place(keys: list[float], ids: list[int], key: float, bot_id: int) -> int:
+    """Where (key, bot_id) is, or goes, in parallel lists ordered by key, then id."""
+    if not keys or keys[-1] < key:  # after all of them: a bot joining a queue, as a rule
+        return len(keys)
+    lo = bisect.bisect_left(keys, key)
+    hi = bisect.bisect_right(keys, key, lo)
+    return bisect.bisect_left(ids, bot_id, lo, hi)
+
+
+class Waiters:
+    """The bots waiting in one queue, kept in the two orders a decision reads: by arrival (join
+    time, then id: the anchors' order) and by rating (mu, then id: the walk's), as bots join,
+    are re-rated and leave.
+
+    The referee keeps one per queue between decisions (server/referee/lobby.py), so that
+    ``pair`` does not sort the waiting bots twice on every join (with a thousand waiting, the
+    two sorts took 0.65 ms). A change is a bisection and list insertions or deletions
+    (memmoves), like ``Roster``'s: about 2 us to add a bot and 2.5 us to remove one, with a
+    thousand waiting. Each bot is in once: adding a bot already there changes nothing (it keeps
+    its place).
+    """
+
+    __slots__ = ("_arrival", "_arrival_ids", "_by_id", "_joined", "_mu_ids", "_mus")
+
+    def __init__(self, waiters: Iterable[Waiter] = ()) -> None:
+        self._by_id: dict[int, Waiter] = {}
+        # By arrival: the Waiter, and its join time and id to bisect on.
+        self._arrival: list[Waiter] = []
+        self._joined: list[float] = []
+        self._arrival_ids: list[int] = []
+        # By rating.
+        self._mus: list[float] = []
+        self._mu_ids: list[int] = []
+        for w in waiters:
+            self.add(w)
+
+    def add(self, waiter: Waiter) -> bool:
+        """Add the bot unless it waits here already; whether it was added."""
+        bot_id = waiter.bot_id
+        if bot_id in self._by_id:
+            return False
+        self._by_id[bot_id] = waiter
+        at = _place(self._joined, self._arrival_ids, waiter.joined_at, bot_id)
+        self._arrival.insert(at, waiter)
+        self._joined.insert(at, waiter.joined_at)
+        self._arrival_ids.insert(at, bot_id)
+        at = _place(self._mus, self._mu_ids, waiter.mu, bot_id)
+        self._mus.insert(at, waiter.mu)
+        self._mu_ids.insert(at, bot_id)
+        return True
+
+    def rerate(self, bot_id: int, mu: float) -> None:
+        """The bot's rating changed (nothing when it does not wait here)."""
+        old = self._by_id.get(bot_id)
+        if old is None:
+            return
+        new = Waiter(bot_id, old.joined_at, mu, old.house)
+        self._by_id[bot_id] = new
+        self._arrival[_place(self._joined, self._arrival_ids, old.joined_at, bot_id)] = new
+        at = _place(self._mus, self._mu_ids, old.mu, bot_id)
+        del self._mus[at], self._mu_ids[at]
+        at = _place(self._mus, self._mu_ids, mu, bot_id)
+        self._mus.insert(at, mu)
+        self._mu_ids.insert(at, bot_id)
+
+    def remove(self, bot_id: int) -> bool:
+        """Take the bot out; whether it was in."""
+        old = self._by_id.pop(bot_id, None)
+        if old is None:
+            return False
+        at = _place(self._joined, self._arrival_ids, old.joined_at, bot_id)
+        del self._arrival[at], self._joined[at], self._arrival_ids[at]
+        at = _place(self._mus, self._mu_ids, old.mu, bot_id)
+        del self._mus[at], self._mu_ids[at]
+        return True
+
+    def get(self, bot_id: int) -> Waiter | None:
+        return self._by_id.get(bot_id)
+
+    def by_rating(self) -> list[int]:
+        """The bots' ids, lowest rated first (ids break ties)."""
+        return list(self._mu_ids)
+
+    def __contains__(self, bot_id: object) -> bool:
+        return bot_id in self._by_id
+
+    def __iter__(self) -> Iterator[Waiter]:
+        """The bots, in order of arrival (ids break ties)."""
+        return iter(self._arrival)
+
+    def __len__(self) -> int:
+        return len(self._arrival)
+
+
 class Roster:
     """Bots by rating (mu, then id), kept in order as they are added, re-rated and removed: the
     bots coming back to a queue, which ``pair`` searches by rating for each anchor.
@@ -88,11 +189,14 @@ class Roster:
     ten thousand bots).
     """
 
-    __slots__ = ("_keys", "_mu")
+    __slots__ = ("_ids", "_mu", "_mus")
 
     def __init__(self, players: Iterable[Player] = ()) -> None:
         self._mu: dict[int, float] = {}
-        self._keys: list[tuple[float, int]] = []
+        # Two parallel lists rather than one of (mu, id) tuples: a bisection of floats compares
+        # at C speed, and a decision reads the ids of a rating band as a slice (``ids_within``).
+        self._mus: list[float] = []
+        self._ids: list[int] = []
         for p in players:
             self.add(p.bot_id, p.mu)
 
@@ -100,22 +204,31 @@ class Roster:
         """Add the bot, or move it to its new rating."""
         self.remove(bot_id)
         self._mu[bot_id] = mu
-        bisect.insort(self._keys, (mu, bot_id))
+        at = _place(self._mus, self._ids, mu, bot_id)
+        self._mus.insert(at, mu)
+        self._ids.insert(at, bot_id)
 
     def remove(self, bot_id: int) -> bool:
         """Take the bot out; whether it was in."""
         mu = self._mu.pop(bot_id, None)
         if mu is None:
             return False
-        del self._keys[bisect.bisect_left(self._keys, (mu, bot_id))]
+        at = _place(self._mus, self._ids, mu, bot_id)
+        del self._mus[at], self._ids[at]
         return True
 
     def within(self, lo: float, hi: float) -> list[tuple[float, int]]:
         """(mu, bot id) of the bots rated from ``lo`` to ``hi`` (both included), lowest first."""
-        keys = self._keys
-        return keys[
-            bisect.bisect_left(keys, (lo, -math.inf)) : bisect.bisect_right(keys, (hi, math.inf))
-        ]
+        mus = self._mus
+        start = bisect.bisect_left(mus, lo)
+        stop = bisect.bisect_right(mus, hi, start)
+        return list(zip(mus[start:stop], self._ids[start:stop], strict=True))
+
+    def ids_within(self, lo: float, hi: float) -> list[int]:
+        """The ids of ``within(lo, hi)``, in the same order."""
+        mus = self._mus
+        start = bisect.bisect_left(mus, lo)
+        return self._ids[start : bisect.bisect_right(mus, hi, start)]
 
     def mu(self, bot_id: int) -> float:
         return self._mu[bot_id]
@@ -125,10 +238,10 @@ class Roster:
 
     def __iter__(self) -> Iterator[int]:
         """The bots, lowest rated first."""
-        return (bot_id for _, bot_id in self._keys)
+        return iter(self._ids)
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +285,7 @@ class Group:
 
 
 def pair(
-    waiting: Sequence[Waiter],
+    waiting: Sequence[Waiter] | Waiters,
     *,
     now: float,
     rng: random.Random,
@@ -192,11 +305,17 @@ def pair(
 
 
 class _Pairing:
-    """One decision; the state of ``pair`` while it walks the anchors."""
+    """One decision; the state of ``pair`` while it walks the anchors.
+
+    Bots are numbered by arrival (index ``i``, the anchors' order); the list of bots not yet
+    paired is kept in rating order (position ``p``). The walk reads flat lists of numbers, not
+    ``Waiter`` attributes, and is written out in ``_partners`` rather than as a generator: each
+    anchor's walk was most of a decision's time (5-8 us per anchor over a thousand bots).
+    """
 
     def __init__(
         self,
-        waiting: Sequence[Waiter],
+        waiting: Sequence[Waiter] | Waiters,
         now: float,
         rng: random.Random,
         params: Params,
@@ -209,52 +328,71 @@ class _Pairing:
         self.params = params
         self.last = last
         self.house = house
-        bots = sorted(waiting, key=_ARRIVAL)
-        index = {w.bot_id: i for i, w in enumerate(bots)}
-        if len(index) < len(bots):  # a bot listed twice: its first place counts
-            seen: set[int] = set()
-            firsts: list[Waiter] = []
-            for w in bots:
-                if w.bot_id not in seen:
-                    seen.add(w.bot_id)
-                    firsts.append(w)
-            bots = firsts
-            index = {w.bot_id: i for i, w in enumerate(bots)}
+        if isinstance(waiting, Waiters):
+            # Kept in both orders between decisions: read as they stand, never changed here.
+            bots = waiting._arrival
+            ids = waiting._arrival_ids
+            joined = waiting._joined
+            index = dict(zip(ids, range(len(ids)), strict=True))
+            mus = [w.mu for w in bots]
+            by_mu = [index[b] for b in waiting._mu_ids]
+            mu_at = waiting._mus
+        else:
+            bots = sorted(waiting, key=_ARRIVAL)
+            ids = [w.bot_id for w in bots]
+            index = dict(zip(ids, range(len(ids)), strict=True))
+            if len(index) < len(bots):  # a bot listed twice: its first place counts
+                seen: set[int] = set()
+                firsts: list[Waiter] = []
+                for w in bots:
+                    if w.bot_id not in seen:
+                        seen.add(w.bot_id)
+                        firsts.append(w)
+                bots = firsts
+                ids = [w.bot_id for w in bots]
+                index = dict(zip(ids, range(len(ids)), strict=True))
+            joined = [w.joined_at for w in bots]
+            mus = [w.mu for w in bots]
+            by_mu = sorted(range(len(bots)), key=list(zip(mus, ids, strict=True)).__getitem__)
+            mu_at = [mus[i] for i in by_mu]
         self.bots = bots
-        n = len(bots)
+        self.ids = ids
         self.index = index
-        waited = [max(0.0, now - w.joined_at) for w in bots]
+        self.mus = mus
+        n = len(bots)
+        # max(0.0, t), without a call per bot.
+        waited = [t if t > 0.0 else 0.0 for t in [now - at for at in joined]]
         base, widen = params.window, params.widen_per_s
         self.window = [base + widen * t for t in waited]
         max_wait = params.max_wait_s
         self.overdue = [t >= max_wait for t in waited]
         self.waited = waited
         # A doubly linked list of the bots not yet paired, in rating order (ids break ties):
-        # position p holds bot by_mu[p]; nxt / prv skip the positions already taken.
-        self.by_mu = sorted(range(n), key=[(w.mu, w.bot_id) for w in bots].__getitem__)
-        self.mu_at = [bots[i].mu for i in self.by_mu]
-        self.pos = [0] * n
-        for p, i in enumerate(self.by_mu):
-            self.pos[i] = p
+        # position p holds bot by_mu[p], rated mu_at[p]; nxt / prv skip the positions taken.
+        self.by_mu = by_mu
+        self.mu_at = mu_at
+        pos = [0] * n
+        for p, i in enumerate(by_mu):
+            pos[i] = p
+        self.pos = pos
         self.nxt = list(range(1, n + 1))
         self.prv = list(range(-1, n - 1))
         self.taken = [False] * n
         self.left = n
-        # Who named whom as a latest opponent, among the waiting bots (rematches both ways).
-        # Latest opponents among the waiting bots, both ways (rule 4), by index.
-        linked: dict[int, set[int]] = {}
-        if last:
-            for i, w in enumerate(bots):
-                for other in last.get(w.bot_id, _NOBODY):
-                    j = index.get(other)
-                    if j is not None and j != i:
-                        linked.setdefault(i, set()).add(j)
-                        linked.setdefault(j, set()).add(i)
-        self.linked = linked
+        # Latest opponents among the waiting bots (rule 4): built when first asked (``_linked``,
+        # ``_named``), since the walk tests each neighbour against the anchor's latest opponents
+        # itself, and only an anchor left without enough partners may need the tables.
+        self._linked_table: dict[int, set[int]] | None = None
+        self._named_table: Counter[int] | None = None
         # Bots playing in this queue, by rating, for the "reason to wait" test (those also
         # waiting are skipped where it is read).
         self.players = playing if isinstance(playing, Roster) else Roster(playing)
+        self._anyone_coming = len(self.players) > 0
         self._hope: list[bool | None] = [None] * n
+        #: The widest window (and whether overdue) among anchors left unpaired: a later anchor
+        #: looks that far for good opponents, since the longer waiter's window counts.
+        self.skipped_window = 0.0
+        self.skipped_overdue = False
 
     # --- the decision -------------------------------------------------------------------------
 
@@ -262,17 +400,27 @@ class _Pairing:
         need = self.params.group_size - 1
         k = max(self.params.candidates, need)
         groups: list[Group] = []
-        #: The widest window (and whether overdue) among anchors left unpaired: a later anchor
-        #: looks that far for good opponents, since the longer waiter's window counts.
-        self.skipped_window = 0.0
-        self.skipped_overdue = False
-        bots, taken = self.bots, self.taken
-        for a in range(len(bots)):
+        ids, taken, pos, prv, nxt = self.ids, self.taken, self.pos, self.prv, self.nxt
+        n = len(ids)
+        # What each anchor's walk reads, in one attribute (``_partners`` unpacks it).
+        self._walk = (
+            self.window,
+            self.overdue,
+            ids,
+            self.last.get,
+            self.by_mu,
+            self.mu_at,
+            pos,
+            prv,
+            nxt,
+        )
+        partners_of = self._partners
+        for a in range(n):
             if self.left <= need:
                 break
             if taken[a]:
                 continue
-            found = self._partners(a, need, k)
+            found = partners_of(a, need, k)
             if found is None:
                 if not self.skipped_window:
                     self.skipped_window = self.window[a]
@@ -280,26 +428,52 @@ class _Pairing:
                 continue
             partners, reason = found
             members = [a, *partners]
-            for i in members:
-                self._take(i)
-            groups.append(Group(tuple([bots[i].bot_id for i in members]), reason))
+            for i in members:  # out of the linked list
+                taken[i] = True
+                p = pos[i]
+                before, after = prv[p], nxt[p]
+                if before >= 0:
+                    nxt[before] = after
+                if after < n:
+                    prv[after] = before
+            self.left -= len(members)
+            groups.append(Group(tuple([ids[i] for i in members]), reason))
         filled = self._house_fill()
         if filled is not None:
             groups.append(filled)
         return groups
 
     def _partners(self, a: int, need: int, k: int) -> tuple[list[int], Reason] | None:
-        bots = self.bots
-        window = self.window
+        window, overdue, ids, last_get, by_mu, mu_at, pos, prv, nxt = self._walk
         a_window = window[a]
-        radius = max(a_window, self.skipped_window)
-        rematches = self._rematches(a)
-        # Rule 4: meet a latest opponent only when too few others wait to fill the group.
-        rematch_allowed = self.left - 1 - len(rematches) < need
+        skipped = self.skipped_window
+        radius = skipped if skipped > a_window else a_window  # max(a_window, skipped)
+        a_id = ids[a]
+        # Rule 4: a's latest opponents, and the bots that name a as theirs, are skipped.
+        mine = last_get(a_id, _NOBODY)
         good: list[int] = []
         fallback: list[int] = []
-        for d, j in self._outwards(a):
-            if j in rematches:
+        # The untaken bots other than a, closest in rating first (distance d, index j): a walk
+        # outwards over the linked list from a's position, the closer side first on each step.
+        n = len(by_mu)
+        p = pos[a]
+        mu = mu_at[p]
+        left, right = prv[p], nxt[p]
+        dl = mu - mu_at[left] if left >= 0 else math.inf
+        dr = mu_at[right] - mu if right < n else math.inf
+        while left >= 0 or right < n:
+            if dl <= dr:
+                d = dl
+                j = by_mu[left]
+                left = prv[left]
+                dl = mu - mu_at[left] if left >= 0 else math.inf
+            else:
+                d = dr
+                j = by_mu[right]
+                right = nxt[right]
+                dr = mu_at[right] - mu if right < n else math.inf
+            j_id = ids[j]
+            if j_id in mine or a_id in last_get(j_id, _NOBODY):
                 continue
             if d <= radius and (d <= a_window or d <= window[j]):
                 good.append(j)
@@ -320,24 +494,32 @@ class _Pairing:
             return self.rng.sample(good, need), "rating"
         partners = good + fallback[: need - len(good)]
         if len(partners) == need:
-            return partners, "overdue" if self._any_overdue(a, partners) else "no_better"
-        if rematch_allowed:
+            if overdue[a]:
+                return partners, "overdue"
+            for j in partners:
+                if overdue[j]:
+                    return partners, "overdue"
+            return partners, "no_better"
+        # Rule 4: meet a latest opponent only when too few others wait to fill the group. At
+        # most len(mine) + (the waiting bots naming a) are a's rematches: when even that many
+        # leave enough others, no rematch (most anchors that wait stop here).
+        if self.left - 1 - len(mine) - self._named()[a_id] >= need:
+            return None
+        rematches = self._rematches(a)
+        if self.left - 1 - len(rematches) < need:
             # ... and only a latest opponent that has nobody else to meet either, now or soon:
             # a bot coming back to the queue, whatever its rating, is worth waiting for rather
             # than playing the same bot again (until one of them is overdue).
+            mus = self.mus
             again = sorted(
                 (
                     j
                     for j in rematches
                     if self._mutual(a, j)
                     and self.left - 1 - len(self._rematches(j)) < need
-                    and (
-                        self.overdue[a]
-                        or self.overdue[j]
-                        or not (self._coming(a) or self._coming(j))
-                    )
+                    and (overdue[a] or overdue[j] or not (self._coming(a) or self._coming(j)))
                 ),
-                key=lambda j: (abs(bots[j].mu - bots[a].mu), bots[j].bot_id),
+                key=lambda j: (abs(mus[j] - mus[a]), ids[j]),
             )
             partners += again[: need - len(partners)]
             if len(partners) == need:
@@ -381,79 +563,97 @@ class _Pairing:
     def _mutual(self, a: int, j: int) -> bool:
         """Whether a and j (not good opponents) may meet now: one has waited max_wait_s, or
         neither has a reason to wait for someone better."""
-        if self.overdue[a] or self.overdue[j]:
+        overdue = self.overdue
+        if overdue[a] or overdue[j]:
             return True
-        return not self._hopes(a) and not self._hopes(j)
+        hope = self._hope
+        hopes = hope[a]
+        if hopes is None:
+            hopes = self._hopes(a)
+        if hopes:
+            return False
+        hopes = hope[j]
+        if hopes is None:
+            hopes = self._hopes(j)
+        return not hopes
 
     def _flexible(self, a: int) -> bool:
         """Whether a may meet a bot outside its window now (overdue, or nothing to wait for).
         Asked only once the walk has gone past the window: most anchors never need it."""
-        return self.overdue[a] or not self._hopes(a)
-
-    def _any_overdue(self, a: int, partners: list[int]) -> bool:
-        return self.overdue[a] or any(self.overdue[j] for j in partners)
+        if self.overdue[a]:
+            return True
+        hopes = self._hope[a]
+        return not (self._hopes(a) if hopes is None else hopes)
 
     def _hopes(self, i: int) -> bool:
         """Rule 2: a bot playing in this queue, not one of i's latest opponents (nor one that
-        just played i), is within i's window."""
-        cached = self._hope[i]
-        if cached is not None:
-            return cached
-        bot = self.bots[i]
-        w = self.window[i]
-        mine = self.last.get(bot.bot_id, _NOBODY)
-        waiting = self.index
+        just played i), is within i's window (asked once per bot and decision: ``_hope``)."""
         hope = False
-        for _, other in self.players.within(bot.mu - w, bot.mu + w):
-            if (
-                other not in waiting
-                and other not in mine
-                and bot.bot_id not in self.last.get(other, _NOBODY)
-            ):
-                hope = True
-                break
+        if self._anyone_coming:
+            bot_id = self.ids[i]
+            mu = self.mus[i]
+            w = self.window[i]
+            last_get = self.last.get
+            mine = last_get(bot_id, _NOBODY)
+            waiting = self.index
+            for other in self.players.ids_within(mu - w, mu + w):
+                if (
+                    other not in waiting
+                    and other not in mine
+                    and bot_id not in last_get(other, _NOBODY)
+                ):
+                    hope = True
+                    break
         self._hope[i] = hope
         return hope
 
     def _coming(self, i: int) -> bool:
         """Whether a bot other than i's latest opponents (and not one that just played i) is
         coming back to this queue, whatever its rating."""
-        bot = self.bots[i]
-        mine = self.last.get(bot.bot_id, _NOBODY)
+        bot_id = self.ids[i]
+        mine = self.last.get(bot_id, _NOBODY)
         waiting = self.index
         return any(
             other not in waiting
             and other not in mine
-            and bot.bot_id not in self.last.get(other, _NOBODY)
+            and bot_id not in self.last.get(other, _NOBODY)
             for other in self.players
         )
 
     def _rematches(self, a: int) -> AbstractSet[int]:
         """The untaken waiting bots that are a's latest opponents or name a as theirs."""
-        linked = self.linked.get(a)
+        linked = self._linked().get(a)
         if not linked:
             return _NOBODY
         taken = self.taken
         return {j for j in linked if not taken[j]}
 
-    def _outwards(self, a: int) -> Iterator[tuple[float, int]]:
-        """The untaken bots other than a, closest in rating first: (distance, index)."""
-        by_mu, mu_at, prv, nxt = self.by_mu, self.mu_at, self.prv, self.nxt
-        p = self.pos[a]
-        mu = mu_at[p]
-        n = len(by_mu)
-        left, right = prv[p], nxt[p]
-        dl = mu - mu_at[left] if left >= 0 else math.inf
-        dr = mu_at[right] - mu if right < n else math.inf
-        while left >= 0 or right < n:
-            if dl <= dr:
-                yield dl, by_mu[left]
-                left = prv[left]
-                dl = mu - mu_at[left] if left >= 0 else math.inf
-            else:
-                yield dr, by_mu[right]
-                right = nxt[right]
-                dr = mu_at[right] - mu if right < n else math.inf
+    def _named(self) -> Counter[int]:
+        """How many waiting bots name each bot among their latest opponents: built on the first
+        call of a decision (only anchors left without enough partners ask)."""
+        named = self._named_table
+        if named is None:
+            last_get = self.last.get
+            named = self._named_table = Counter(
+                chain.from_iterable([last_get(bot_id, _NOBODY) for bot_id in self.ids])
+            )
+        return named
+
+    def _linked(self) -> dict[int, set[int]]:
+        """Latest opponents among the waiting bots, both ways (rule 4), by index: built on the
+        first call of a decision (only anchors left without enough partners ask)."""
+        linked = self._linked_table
+        if linked is None:
+            linked = self._linked_table = {}
+            index, last = self.index, self.last
+            if last:
+                for i, bot_id in enumerate(self.ids):
+                    for other in last.get(bot_id, _NOBODY):
+                        j = index.get(other)
+                        if j is not None and j != i:
+                            linked.setdefault(i, set()).add(j)
+                            linked.setdefault(j, set()).add(i)
+        return linked
 
     def _take(self, i: int) -> None:
         self.taken[i] = True

@@ -62,21 +62,24 @@ def test_the_pairing_input_follows_joins_removals_and_rating_changes() -> None:
     lobby.join(SLOW, bot(3, at=4.0), 20.0)
     lobby.join(OTHELLO, bot(3, at=5.0), 11.0)
     assert lobby.join(FAST, bot(3, at=9.0), 99.0) == 2  # already waiting: nothing changes
-    assert lobby.waiters(FAST) == [Waiter(3, 1.0, 20.0), Waiter(1, 2.0, 30.0, house=True)]
+    assert list(lobby.waiters(FAST)) == [Waiter(3, 1.0, 20.0), Waiter(1, 2.0, 30.0, house=True)]
     assert lobby.names(FAST) == {3: "bot3", 1: "house1"}
-    lobby.rerated(3, "connect_four", 24.5)  # both connect_four queues, not othello
-    assert lobby.waiters(FAST)[0] == Waiter(3, 1.0, 24.5)
-    assert lobby.waiters(SLOW) == [Waiter(3, 4.0, 24.5)]
-    assert lobby.waiters(OTHELLO) == [Waiter(3, 5.0, 11.0)]
+    assert lobby.waiters(FAST).by_rating() == [3, 1]
+    lobby.rerated(3, "connect_four", 34.5)  # both connect_four queues, not othello
+    assert lobby.waiters(FAST).by_rating() == [1, 3]  # in rating order as well
+    lobby.rerated(3, "connect_four", 24.5)
+    assert lobby.waiters(FAST).get(3) == Waiter(3, 1.0, 24.5)
+    assert list(lobby.waiters(SLOW)) == [Waiter(3, 4.0, 24.5)]
+    assert list(lobby.waiters(OTHELLO)) == [Waiter(3, 5.0, 11.0)]
     lobby.rerated(7, "connect_four", 1.0)  # not waiting: nothing
     lobby.remove(FAST, [3])
-    assert lobby.waiters(FAST) == [Waiter(1, 2.0, 30.0, house=True)]
+    assert list(lobby.waiters(FAST)) == [Waiter(1, 2.0, 30.0, house=True)]
     assert lobby.leave(3) == 2
-    assert lobby.waiters(SLOW) == [] and lobby.names(SLOW) == {}
+    assert list(lobby.waiters(SLOW)) == [] and lobby.names(SLOW) == {}
     lobby.leave(1)
     assert lobby.queues() == [] and lobby._waiters == {}
     # Leaving a queue others still wait in takes the bot out of pairing's input too.
     lobby.join(FAST, bot(5, at=6.0), 21.0)
     lobby.join(FAST, bot(6, at=7.0), 22.0)
     assert lobby.leave(5, "connect_four") == 1
-    assert lobby.waiters(FAST) == [Waiter(6, 7.0, 22.0)]
+    assert list(lobby.waiters(FAST)) == [Waiter(6, 7.0, 22.0)]

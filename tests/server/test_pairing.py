@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from _pairing_reference import reference_pair
 
 from ply_arena.server.referee import pairing
 from ply_arena.server.referee.pairing import (
@@ -15,7 +16,9 @@ from ply_arena.server.referee.pairing import (
     HouseSeat,
     Params,
     Player,
+    Roster,
     Waiter,
+    Waiters,
     first_come,
     pair,
 )
@@ -580,18 +583,34 @@ def test_first_come_forms_only_whole_groups() -> None:
 # --- the work of a decision -----------------------------------------------------------------
 
 
+class _CountingReads(list[int]):
+    """A list that counts its reads by index into the last of ``counts``."""
+
+    def __init__(self, items: list[int], counts: list[int]) -> None:
+        super().__init__(items)
+        self.counts = counts
+
+    def __getitem__(self, i: Any) -> Any:
+        self.counts[-1] += 1
+        return super().__getitem__(i)
+
+
 def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many bots each anchor's walk outwards visits, in order (the module's "Cost")."""
+    """How many bots each anchor's walk outwards visits, in order (the module's "Cost"): the
+    walk reads the rating order (``by_mu``) once per bot it visits, and nothing else does."""
     counts: list[int] = []
-    outwards = pairing._Pairing._outwards
+    init, partners = pairing._Pairing.__init__, pairing._Pairing._partners
 
-    def counting(self: pairing._Pairing, a: int) -> Iterator[tuple[float, int]]:
+    def counting_init(self: pairing._Pairing, *args: Any) -> None:
+        init(self, *args)
+        self.by_mu = _CountingReads(self.by_mu, counts)
+
+    def counting_partners(self: pairing._Pairing, a: int, need: int, k: int) -> Any:
         counts.append(0)
-        for step in outwards(self, a):
-            counts[-1] += 1
-            yield step
+        return partners(self, a, need, k)
 
-    monkeypatch.setattr(pairing._Pairing, "_outwards", counting)
+    monkeypatch.setattr(pairing._Pairing, "__init__", counting_init)
+    monkeypatch.setattr(pairing._Pairing, "_partners", counting_partners)
     return counts
 
 
@@ -651,3 +670,117 @@ def test_a_missing_seat_is_filled_from_the_band_of_a_skipped_anchors_wider_windo
     ]
     result = pair(bots, now=10.0, rng=random.Random(1), params=THREE, playing=[Player(100, 1.0)])
     assert result == [Group((2, 3, 4), "no_better")]
+
+
+# --- the same decisions as the former walk --------------------------------------------------
+
+
+def reference_lobby(
+    rng: random.Random,
+) -> tuple[list[Waiter], list[Player], dict[int, frozenset[int]], list[HouseSeat], Params, float]:
+    """A lobby of up to 150 waiting bots, some of it on a grid (ties in rating and in arrival),
+    sometimes with bots listed twice, bots coming back (some of them waiting too), latest
+    opponents both ways and house bots; parameters drawn among the edge cases."""
+    n = rng.choice([rng.randrange(8), rng.randrange(40), rng.randrange(150)])
+    grid = rng.random() < 0.3
+
+    def mu() -> float:
+        return 2.0 * rng.randrange(12) if grid else rng.uniform(0, 50)
+
+    def joined() -> float:
+        return float(rng.randrange(5)) if grid else rng.uniform(0, 20)
+
+    bots = [Waiter(i + 1, joined(), mu(), i % 5 == 0 and rng.random() < 0.5) for i in range(n)]
+    if bots and rng.random() < 0.2:
+        bots += [Waiter(rng.choice(bots).bot_id, joined(), mu()) for _ in range(3)]
+    rng.shuffle(bots)
+    playing = [Player(100 + i, mu()) for i in range(rng.randrange(12))]
+    playing += [Player(w.bot_id, w.mu) for w in bots if rng.random() < 0.1]
+    ids = [w.bot_id for w in bots] + [p.bot_id for p in playing] + [1000, 1001]
+    share = rng.random()
+    last = {
+        b: frozenset(rng.sample(ids, min(len(ids), rng.randrange(4))))
+        for b in ids
+        if rng.random() < share
+    }
+    house = (
+        [HouseSeat(1000, 25.0, rng.randrange(3)), HouseSeat(1001, 10.0, rng.randrange(3))]
+        if rng.random() < 0.5
+        else []
+    )
+    params = Params(
+        group_size=rng.choice([2, 2, 3, 4]),
+        window=rng.choice([0.0, 1.0, 3.0, 6.0]),
+        widen_per_s=rng.choice([0.0, 0.5, 1.0]),
+        max_wait_s=rng.choice([3.0, 10.0]),
+        candidates=rng.choice([1, 2, 3, 4]),
+        house_wait_s=rng.choice([0.0, 2.0, 5.0]),
+    )
+    return bots, playing, last, house, params, rng.uniform(0, 25)
+
+
+def test_the_decisions_are_the_former_walks_over_random_lobbies() -> None:
+    # The walk was rewritten for speed (2026-11-27): it must decide exactly as before, groups,
+    # reasons, order and draws from the rng alike, whether the bots come as a list or as the
+    # referee keeps them (Waiters, Roster).
+    reasons: Counter[str] = Counter()
+    for case in range(1500):
+        bots, playing, last, house, params, now = reference_lobby(random.Random(case))
+
+        def decided(
+            decide: Any,
+            waiting: Any,
+            coming: Any,
+            case: int = case,
+            now: float = now,
+            params: Params = params,
+            last: dict[int, frozenset[int]] = last,
+            house: list[HouseSeat] = house,
+        ) -> tuple[list[Group], float]:
+            """The groups, and the rng's next draw (the decision drew as much as before)."""
+            rng = random.Random(case)
+            result = decide(
+                waiting,
+                now=now,
+                rng=rng,
+                params=params,
+                playing=coming,
+                last_opponents=last,
+                house=house,
+            )
+            return result, rng.random()
+
+        expected = decided(reference_pair, bots, playing)
+        assert decided(pair, bots, playing) == expected, case
+        assert decided(pair, bots, Roster(playing)) == expected, case
+        # A bot listed twice: its first place in arrival order counts, as Waiters keeps it.
+        kept = Waiters(sorted(bots, key=lambda w: (w.joined_at, w.bot_id)))
+        assert decided(pair, kept, Roster(playing)) == expected, case
+        reasons.update(g.reason for g in expected[0])
+    # Every rule decided some of them.
+    assert set(reasons) == {"rating", "no_better", "overdue", "rematch", "house"}, reasons
+
+
+def test_waiters_keep_arrival_and_rating_order_over_random_changes() -> None:
+    rng = random.Random(11)
+    kept = Waiters()
+    model: dict[int, Waiter] = {}
+    for _ in range(3000):
+        bot = rng.randrange(40)
+        roll = rng.random()
+        if roll < 0.3:
+            assert kept.remove(bot) == (model.pop(bot, None) is not None)
+        elif roll < 0.5:
+            mu = float(rng.randrange(10))  # few values: many ties
+            kept.rerate(bot, mu)
+            if bot in model:
+                old = model[bot]
+                model[bot] = Waiter(bot, old.joined_at, mu, old.house)
+        else:
+            w = Waiter(bot, float(rng.randrange(10)), float(rng.randrange(10)), rng.random() < 0.1)
+            assert kept.add(w) == (bot not in model)
+            model.setdefault(bot, w)  # already waiting: it keeps its place and rating
+        assert list(kept) == sorted(model.values(), key=lambda w: (w.joined_at, w.bot_id))
+        assert kept.by_rating() == sorted(model, key=lambda b: (model[b].mu, b))
+        assert len(kept) == len(model) and all(kept.get(b) == model[b] for b in model)
+        assert (bot in kept) == (bot in model)
