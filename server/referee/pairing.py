@@ -503,7 +503,7 @@ class _Pairing:
         # Rule 4: meet a latest opponent only when too few others wait to fill the group. At
         # most len(mine) + (the waiting bots naming a) are a's rematches: when even that many
         # leave enough others, no rematch (most anchors that wait stop here).
-        if self.left - 1 - len(mine) - self._named()[a_id] >= need:
+        if self.left - 1 - len(mine) - self._named().get(a_id, 0) >= need:
             return None
         rematches = self._rematches(a)
         if self.left - 1 - len(rematches) < need:
