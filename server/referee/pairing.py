@@ -453,6 +453,8 @@ class _Pairing:
         mine = last_get(a_id, _NOBODY)
         good: list[int] = []
         fallback: list[int] = []
+        skipped_overdue = self.skipped_overdue
+        a_free: bool | None = None  # _flexible(a), once the walk meets a bot not a good opponent
         # The untaken bots other than a, closest in rating first (distance d, index j): a walk
         # outwards over the linked list from a's position, the closer side first on each step.
         n = len(by_mu)
@@ -479,10 +481,18 @@ class _Pairing:
                 good.append(j)
                 if len(good) >= k:
                     break
-            elif len(fallback) < need and self._mutual(a, j):
+                continue
+            # Not a good opponent. Whether a may meet it anyway is _mutual(a, j), written with
+            # _flexible(a) asked once per anchor: overdue[j] or (a_free and (overdue[a] or not
+            # hopes(j))), the same answer, as the reasons to wait do not change in a decision.
+            if a_free is None:
+                a_free = self._flexible(a)
+            if len(fallback) < need and (
+                overdue[j] or (a_free and (overdue[a] or not self._hopes(j)))
+            ):
                 fallback.append(j)
             if d > radius and (
-                len(good) + len(fallback) >= need or not (self.skipped_overdue or self._flexible(a))
+                len(good) + len(fallback) >= need or not (skipped_overdue or a_free)
             ):
                 break
         if len(good) >= need:
@@ -563,31 +573,22 @@ class _Pairing:
     def _mutual(self, a: int, j: int) -> bool:
         """Whether a and j (not good opponents) may meet now: one has waited max_wait_s, or
         neither has a reason to wait for someone better."""
-        overdue = self.overdue
-        if overdue[a] or overdue[j]:
+        if self.overdue[a] or self.overdue[j]:
             return True
-        hope = self._hope
-        hopes = hope[a]
-        if hopes is None:
-            hopes = self._hopes(a)
-        if hopes:
-            return False
-        hopes = hope[j]
-        if hopes is None:
-            hopes = self._hopes(j)
-        return not hopes
+        return not self._hopes(a) and not self._hopes(j)
 
     def _flexible(self, a: int) -> bool:
         """Whether a may meet a bot outside its window now (overdue, or nothing to wait for).
-        Asked only once the walk has gone past the window: most anchors never need it."""
-        if self.overdue[a]:
-            return True
-        hopes = self._hope[a]
-        return not (self._hopes(a) if hopes is None else hopes)
+        Asked only once the walk meets a bot that is not a good opponent: most anchors never
+        need it."""
+        return self.overdue[a] or not self._hopes(a)
 
     def _hopes(self, i: int) -> bool:
         """Rule 2: a bot playing in this queue, not one of i's latest opponents (nor one that
-        just played i), is within i's window (asked once per bot and decision: ``_hope``)."""
+        just played i), is within i's window (worked out once per bot and decision)."""
+        hope = self._hope[i]
+        if hope is not None:
+            return hope
         hope = False
         if self._anyone_coming:
             bot_id = self.ids[i]
