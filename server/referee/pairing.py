@@ -481,16 +481,16 @@ class _Pairing:
                 good.append(j)
                 if len(good) >= k:
                     break
-                continue
-            # Not a good opponent. Whether a may meet it anyway is _mutual(a, j), written with
-            # _flexible(a) asked once per anchor: overdue[j] or (a_free and (overdue[a] or not
-            # hopes(j))), the same answer, as the reasons to wait do not change in a decision.
-            if a_free is None:
-                a_free = self._flexible(a)
-            if len(fallback) < need and (
-                overdue[j] or (a_free and (overdue[a] or not self._hopes(j)))
-            ):
-                fallback.append(j)
+            else:
+                # Not a good opponent. Whether a may meet it anyway is _mutual(a, j), written
+                # with _flexible(a) asked once per anchor: overdue[j] or (a_free and (overdue[a]
+                # or not hopes(j))), the same answer, as no reason to wait changes in a decision.
+                if a_free is None:
+                    a_free = self._flexible(a)
+                if len(fallback) < need and (
+                    overdue[j] or (a_free and (overdue[a] or not self._hopes(j)))
+                ):
+                    fallback.append(j)
             if d > radius and (
                 len(good) + len(fallback) >= need or not (skipped_overdue or a_free)
             ):
@@ -563,8 +563,7 @@ class _Pairing:
         missing = n - len(remaining)
         if len(chosen) < missing:
             return None
-        for i in remaining:
-            self._take(i)
+        # The last step of a decision: nothing reads which bots are taken after it.
         members_ids = tuple(self.bots[i].bot_id for i in remaining)
         return Group(members_ids + tuple(chosen[:missing]), "house")
 
@@ -655,16 +654,6 @@ class _Pairing:
                             linked.setdefault(i, set()).add(j)
                             linked.setdefault(j, set()).add(i)
         return linked
-
-    def _take(self, i: int) -> None:
-        self.taken[i] = True
-        self.left -= 1
-        p = self.pos[i]
-        before, after = self.prv[p], self.nxt[p]
-        if before >= 0:
-            self.nxt[before] = after
-        if after < len(self.by_mu):
-            self.prv[after] = before
 
 
 def first_come(waiting: Sequence[Waiter], group_size: int) -> list[Group]:

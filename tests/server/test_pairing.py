@@ -500,10 +500,18 @@ def test_no_rematch_while_another_waiting_bot_could_take_a_seat() -> None:
     bots = waiters(25, 25.5, 30)
     last = {1: frozenset({2}), 2: frozenset({3}), 3: frozenset({2}), 10: frozenset({1, 2})}
     playing = [Player(10, 30.5)]
-    result = pair(
-        bots, now=0.0, rng=random.Random(1), params=TWO, playing=playing, last_opponents=last
-    )
-    assert result == []
+    # The same whether 2 names 1 among its latest opponents as well (both ways: still one
+    # rematch for 1, and 3 besides it).
+    for both_ways in (last, {**last, 2: frozenset({1, 3})}):
+        result = pair(
+            bots,
+            now=0.0,
+            rng=random.Random(1),
+            params=TWO,
+            playing=playing,
+            last_opponents=both_ways,
+        )
+        assert result == [], both_ways
 
 
 def test_a_player_that_just_played_both_is_no_reason_to_avoid_a_rematch() -> None:
