@@ -139,6 +139,7 @@ ONLY: dict[str, set[str]] = {
     "server/ws/session.py": {
         "TokenBucket",
         "Session._admit",
+        "Session._admit_text",
         "Session._allowed",
         "Session._count_strike",
         "Session._strike",
