@@ -245,13 +245,23 @@ class Directors:
                 for g in await repo.games_of(session, tournament)
                 if g.status == "playing" and g.id not in self._playing
             ]
+            # Which of their matches still run, looked at before the outcomes are read: a match
+            # that ends during that read is then followed (its runner has the result), not
+            # taken for cut off and played again; one that ended before this look has its
+            # result stored already (a match's task ends once its result is written).
+            running = {
+                g.id: (
+                    self.referee.match_task(g.match_id or ""),
+                    self.referee.running_match(g.match_id or ""),
+                )
+                for g in left
+            }
             outcomes = await repo.match_outcomes(
                 session, [g.match_id for g in left if g.match_id is not None]
             )
             for game in left:
                 outcome = outcomes.get(game.match_id or "")
-                task = self.referee.match_task(game.match_id or "")
-                runner = self.referee.running_match(game.match_id or "")
+                task, runner = running[game.id]
                 if task is not None and runner is not None:
                     self._follow(settings, game.id, runner, task, mine)
                 elif (
