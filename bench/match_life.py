@@ -49,7 +49,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 from bench._machine import machine_line
-from bench.profile_summary import frame_name, read
+from bench.profile_summary import frame_name, read, unqualified
 from bench.server import _create_bots, free_port, stop, wait_for_port
 from ply_arena.protocol.messages import PROTOCOL_VERSION
 
@@ -224,7 +224,8 @@ OTHERS = (
 
 def group_of(stack: list[str]) -> str | None:
     """The group of one sample (None: idle), from the innermost frame that names one."""
-    names = [frame_name(f) for f in stack]
+    # py-spy names methods with their class (``MatchRunner._play``): the groups name functions.
+    names = [unqualified(frame_name(f)) for f in stack]
     if not names or names[-1] in _IDLE_TOPS or names[-1].startswith(("select (", "poll (")):
         return None
     for name in reversed(names):
@@ -253,7 +254,7 @@ def split(profile: Path) -> Counter[str]:
 
 def _start_profiler(pid: int, out: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        ["py-spy", "record", "--pid", str(pid), "--rate", "500", "--format", "raw", "--idle",
+        ["py-spy", "record", "--pid", str(pid), "--rate", "500", "--format", "raw",
          "--threads", "--output", str(out)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip

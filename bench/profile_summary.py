@@ -52,6 +52,13 @@ def frame_name(frame: str) -> str:
     return f"{m['name']} ({path})"
 
 
+def unqualified(name: str) -> str:
+    """``run (asyncio/runners.py)`` for ``Runner.run (asyncio/runners.py)``: py-spy names
+    methods with their class, the lists here name functions."""
+    function, sep, path = name.partition(" (")
+    return function.rsplit(".", 1)[-1] + sep + path
+
+
 def read(path: Path) -> list[tuple[list[str], int]]:
     stacks = []
     # (py-spy writes what it reads of a string as bytes: a frame may not be UTF-8)
@@ -76,7 +83,8 @@ def summarise(
         thread = next((f for f in frames if f.startswith("thread ")), "thread ?")
         threads[thread] += n
         names = [frame_name(f) for f in frames if not f.startswith(("process ", "thread "))]
-        if names and any(names[-1].startswith(i) or i in frames[-1] for i in _IDLE):
+        top_frame = unqualified(names[-1]) if names else ""
+        if names and any(top_frame.startswith(i) or i in frames[-1] for i in _IDLE):
             idle += n
             continue
         for name in set(names):

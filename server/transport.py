@@ -162,6 +162,14 @@ class CountingTransport:
         for data in list_of_data:
             self.write(data)
 
+    # Asked on every message a bot is sent (server/ws/session.py, TransportHandle): direct,
+    # rather than through __getattr__.
+    def get_write_buffer_size(self) -> int:
+        return int(self._transport.get_write_buffer_size())
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
 

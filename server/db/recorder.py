@@ -62,12 +62,14 @@ def register_bulk(
     where that cannot matter (e.g. create a match = 0, its moves = 1, its result = 2, which is
     also the order in which any one match submits them). Bulk writes return None.
 
-    ``ahead``: queued ``fn`` writes are committed in a transaction of their own, before the
-    other writes queued with them (in their own order among themselves). For the writes that
-    someone waits for before anything can happen (a new match's row: its bots hear of it only
-    once it is stored), which depend on nothing queued before them. At saturation a batch of
-    moves and results takes 50-150 ms, and a new match waited for the one under way and then
-    for the whole next one; now it waits for the one under way and a short one.
+    ``ahead``: queued ``fn`` writes are committed before the other writes queued with them
+    (in their own order among themselves): in a transaction of their own when those are more
+    than ``AHEAD_ALONE_OVER``, else in theirs (one commit rather than two); and if that batch
+    fails, they are retried first. For the writes that someone waits for before anything can
+    happen (a new match's row: its bots hear of it only once it is stored), which depend on
+    nothing queued before them. At saturation a batch of moves and results takes 50-150 ms,
+    and a new match waited for the one under way and then for the whole next one; now it
+    waits for the one under way and a short one.
 
     ``linger``: a batch made only of such writes (moves: the protocol does not wait for their
     commit) waits up to ``LINGER_S`` for more writes before it commits; any other write ends
@@ -101,6 +103,12 @@ def _bulk_in_session(session: Session, bulk: BulkWrite, rows: list[dict[str, Any
         after_commit(session, callback)
 
 
+#: A new match's row (an ``ahead`` write) shares the transaction of the writes queued with it
+#: when they are at most this many (a few moves of other matches: one commit instead of two,
+#: a fraction of a millisecond more for its bots), and goes in one of its own before them when
+#: they are more (at saturation, a batch of hundreds takes tens of milliseconds).
+AHEAD_ALONE_OVER = 32
+
 #: Upper bound on writes per transaction, to keep each commit short for readers and the CLI.
 MAX_BATCH = 1_000
 
@@ -122,12 +130,19 @@ class Recorder:
     def __init__(self, database: Database, max_batch: int = MAX_BATCH) -> None:
         self._database = database
         self._max_batch = max_batch
-        self._queue: asyncio.Queue[_Item | None] | None = None
+        #: Writes submitted and not yet taken into a batch; None: close after what is before.
+        #: (A list and one future to wake the writer, rather than an asyncio.Queue and Event,
+        #: and a timer rather than wait_for: a transaction's own cost on the event loop was
+        #: about that of the commit on the writer's thread, docs/benchmarks.md.)
+        self._pending: list[_Item | None] = []
         self._task: asyncio.Task[None] | None = None
         self._closed = False
-        #: Set when a write that must not linger is queued (see register_bulk's ``linger``),
-        #: cleared as each batch is taken from the queue.
-        self._company = asyncio.Event()
+        #: A write that must not linger (see register_bulk's ``linger``) is pending: set as it
+        #: is submitted, cleared as each batch is taken.
+        self._company = False
+        #: What the writer task waits on while it waits (for writes, or lingering for company).
+        self._wake: asyncio.Future[None] | None = None
+        self._lingering = False
         #: Committed transactions and writes, for tests and benchmarks.
         self.batches = 0
         self.writes = 0
@@ -143,15 +158,15 @@ class Recorder:
             raise RecorderClosedError("the database recorder is closed")
         loop = asyncio.get_running_loop()
         if self._task is None or self._task.done():
-            self._queue = asyncio.Queue()
-            self._company = asyncio.Event()
-            self._task = loop.create_task(self._run(self._queue), name="db-recorder")
+            self._task = loop.create_task(self._run(), name="db-recorder")
         future: asyncio.Future[Any] = loop.create_future()
         future.add_done_callback(_log_failure)
-        assert self._queue is not None
-        self._queue.put_nowait(_Item(fn, kwargs, future))
+        self._pending.append(_Item(fn, kwargs, future))
         if fn not in _LINGER:
-            self._company.set()
+            self._company = True
+            self._wake_writer()
+        elif not self._lingering:
+            self._wake_writer()
         return future
 
     async def flush(self) -> None:
@@ -166,9 +181,10 @@ class Recorder:
     async def close(self) -> None:
         """Commit what is queued, then stop the writer task. Later submits raise."""
         self._closed = True
-        if self._task is not None and self._queue is not None:
-            self._queue.put_nowait(None)
-            self._company.set()
+        if self._task is not None:
+            self._pending.append(None)
+            self._company = True
+            self._wake_writer()
             await self._task
         self._task = None
         if self.writes:
@@ -176,30 +192,54 @@ class Recorder:
                 "the recorder committed %d writes in %d transactions", self.writes, self.batches
             )
 
-    async def _run(self, queue: asyncio.Queue[_Item | None]) -> None:
-        stopping = False
-        while not stopping:
-            first = await queue.get()
-            if first is None:
-                break
-            if first.fn in _LINGER and not self._company.is_set():
+    def _wake_writer(self) -> None:
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    async def _wait(self, linger_s: float | None) -> None:
+        """Until a write is submitted; lingering (``linger_s``): until a write that must not
+        linger is, or ``linger_s`` has passed."""
+        loop = asyncio.get_running_loop()
+        wake: asyncio.Future[None] = loop.create_future()
+        self._wake = wake
+        self._lingering = linger_s is not None
+        timer = None if linger_s is None else loop.call_later(linger_s, _wake_up, wake)
+        try:
+            await wake
+        finally:
+            self._wake = None
+            self._lingering = False
+            if timer is not None:
+                timer.cancel()
+
+    async def _run(self) -> None:
+        pending = self._pending
+        while True:
+            while not pending:
+                await self._wait(None)
+            first = pending[0]
+            if first is not None and first.fn in _LINGER and not self._company:
                 # Only writes nobody waits for so far: give the next ones a moment to join.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._company.wait(), LINGER_S)
-            # Cleared before the queue is drained: a write queued from here on sets it again.
-            self._company.clear()
-            batch = [first]
-            while len(batch) < self._max_batch and not queue.empty():
-                item = queue.get_nowait()
+                await self._wait(LINGER_S)
+            # Cleared before the batch is taken: a write submitted from here on sets it again.
+            self._company = False
+            batch: list[_Item] = []
+            stopping = False
+            for item in pending[: self._max_batch]:
                 if item is None:
                     stopping = True
                     break
                 batch.append(item)
-            urgent = [item for item in batch if item.fn in _AHEAD]
-            if urgent and len(urgent) < len(batch):
-                await self._commit(urgent)
-                batch = [item for item in batch if item.fn not in _AHEAD]
-            await self._commit(batch)
+            del pending[: len(batch) + stopping]
+            if batch:
+                urgent = [item for item in batch if item.fn in _AHEAD]
+                if urgent and len(batch) - len(urgent) > AHEAD_ALONE_OVER:
+                    await self._commit(urgent)
+                    batch = [item for item in batch if item.fn not in _AHEAD]
+                await self._commit(batch)
+            if stopping:
+                return
 
     async def _commit(self, batch: list[_Item]) -> None:
         results: list[Any] = [None] * len(batch)
@@ -213,8 +253,9 @@ class Recorder:
             if len(batch) == 1:
                 _settle(batch[0], error=exc)
                 return
-            # Find the bad write(s): each alone, in order, in its own transaction.
-            for item in batch:
+            # Find the bad write(s): each alone, in its own transaction, in order but for those
+            # that go ahead (they depend on nothing queued before them), which go first.
+            for item in sorted(batch, key=lambda item: item.fn not in _AHEAD):
                 await self._commit([item])
             return
         except BaseException as exc:  # cancelled: nothing was committed (see _commit_on_thread)
@@ -248,7 +289,7 @@ class Recorder:
     async def _commit_on_thread(self, writer: WriterThread, batch: list[_Item]) -> None:
         """The batch (bulk writes only) in one transaction on the SQLite writer's thread: one
         hand-over for the whole batch, then its after-commit callbacks here, on the loop."""
-        call = asyncio.ensure_future(writer.call(_commit_groups, _grouped(batch)))
+        call = writer.submit(_commit_groups, _grouped(batch))
         try:
             callbacks = await asyncio.shield(call)
         except asyncio.CancelledError:
@@ -285,6 +326,11 @@ def _commit_groups(
     finally:
         callbacks = take_callbacks(connection)
     return callbacks
+
+
+def _wake_up(wake: asyncio.Future[None]) -> None:
+    if not wake.done():
+        wake.set_result(None)
 
 
 def _settle(item: _Item, value: Any = None, error: BaseException | None = None) -> None:

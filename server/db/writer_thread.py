@@ -14,6 +14,7 @@ another writer, the CLI for instance, would block the loop for up to the busy ti
 
     writer = WriterThread("sqlite:///arena.sqlite", on_connect)
     result = await writer.call(fn, arg)   # fn(connection, arg) on the writer's thread
+    future = writer.submit(fn, arg)       # the same, without waiting here
     await writer.close()
 """
 
@@ -64,6 +65,14 @@ class WriterThread:
 
     async def call(self, fn: Job, /, *args: Any) -> Any:
         """``fn(connection, *args)`` on the writer's thread; its result, or its exception."""
+        return await self.submit(fn, *args)
+
+    def submit(self, fn: Job, /, *args: Any) -> asyncio.Future[Any]:
+        """Hand ``fn(connection, *args)`` to the writer's thread; the future of its result.
+
+        A plain future rather than a coroutine: the recorder hands over a batch per
+        transaction, and wrapping each in a task cost more than the hand-over itself. Cancelling
+        the future does not stop the call (the thread runs it to its end)."""
         if self._closed:
             raise WriterThreadClosedError("the database writer thread is closed")
         if self._thread is None:
@@ -72,7 +81,7 @@ class WriterThread:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._jobs.put(_Call(loop, future, fn, args))
-        return await future
+        return future
 
     async def close(self) -> None:
         """Finish the calls made so far, then close the connection and stop the thread."""

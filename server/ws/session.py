@@ -84,7 +84,7 @@ from ply_arena.protocol.messages import (
 )
 from ply_arena.protocol.wire import WireError, clip, escape_controls, parse_client_frame
 from ply_arena.server.referee import Referee, RefereeError
-from ply_arena.server.spectate.frames import text_frames
+from ply_arena.server.spectate.frames import text_frame
 from ply_arena.server.transport import Flag, TransportHandle, transport_handle
 
 log = logging.getLogger(__name__)
@@ -287,7 +287,7 @@ class Session:
         ):
             return False
         started = time.monotonic()
-        if not transport.write(text_frames([text])):
+        if not transport.write(text_frame(text)):
             return False  # closing: the queue's writer finds out and ends the session
         self._written(started)
         return True

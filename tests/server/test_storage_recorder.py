@@ -210,8 +210,8 @@ async def test_a_new_match_is_committed_ahead_of_the_moves_queued_with_it(
     database: Database,
 ) -> None:
     """A new match's row is what its bots wait for (match_start): queued behind moves and
-    results of other matches, it is committed first, in a transaction of its own, so a move
-    batch that fails does not take it down either."""
+    results of other matches, it is committed first, and a move batch that fails does not take
+    it down either (its writes are retried one by one, the new match first)."""
     ids = await _two_bots(database)
     await _new_match(database, "old", ids)
     gate = asyncio.Event()
@@ -241,6 +241,48 @@ async def test_a_new_match_is_committed_ahead_of_the_moves_queued_with_it(
         old = await matches.get_match(session, "old")
     assert record is not None and record["status"] == "running"
     assert old is not None and [e["ply"] for e in old["moves"]] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("moves", [4, 200])
+async def test_a_new_match_shares_a_small_batchs_commit_and_goes_alone_before_a_big_one(
+    database: Database, moves: int
+) -> None:
+    """One commit for a new match and the few moves queued with it (each commit costs the
+    server CPU whatever it holds); before a big batch, a short commit of its own, so that its
+    bots do not wait for the whole batch."""
+    ids = await _two_bots(database)
+    await _new_match(database, "old", ids)
+    inside, gate = asyncio.Event(), asyncio.Event()
+
+    async def held(session: Any) -> None:
+        inside.set()
+        await gate.wait()
+
+    holding = database.recorder.submit(held)
+    await asyncio.wait_for(inside.wait(), 10)  # the writer is busy: what follows queues
+    queued = [
+        database.recorder.submit(matches.record_move, **_move("old", p)) for p in range(moves)
+    ]
+    committed: list[str] = []
+    new = database.recorder.submit(
+        matches.create_match, match_id="new", game="tic_tac_toe", bot_ids=ids,
+        time_control={"move_ms": 1000, "bank_ms": 0}, policy="forfeit", seed=5,
+    )  # fmt: skip
+    new.add_done_callback(lambda _: committed.append(f"new, {sum(m.done() for m in queued)}"))
+    batches = database.recorder.batches
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(holding, new, *queued), 10)
+    # The held write's own transaction, then the queued ones' one or two.
+    if moves == 4:  # a few moves of other matches, as with bots that think
+        assert recorder_module.AHEAD_ALONE_OVER >= 4
+        assert database.recorder.batches - batches == 1 + 1
+    else:  # a batch at saturation
+        assert recorder_module.AHEAD_ALONE_OVER < 200
+        assert database.recorder.batches - batches == 1 + 2
+        assert committed == ["new, 0"]  # committed before any of the moves queued before it
+    async with database.session() as session:
+        old = await matches.get_match(session, "old")
+    assert old is not None and [e["ply"] for e in old["moves"]] == list(range(moves))
 
 
 async def test_moves_alone_wait_a_moment_for_company_and_share_a_commit(
