@@ -16,7 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ply_arena.protocol.messages import PROTOCOL_VERSION
+from pydantic import TypeAdapter, ValidationError
+
+from ply_arena.protocol.messages import PROTOCOL_VERSION, WireInt
 from ply_arena.server.checkbot.relay import Frame, Link
 from ply_arena.server.checkbot.session import (
     STEP_CHANCE,
@@ -208,14 +210,16 @@ def _on_move(wire: Wire, frame: Frame, known: set[str]) -> SentMove:
     if not isinstance(match_id, str) or match_id not in known:
         sent.kind = "unknown"
         return sent
-    whole = isinstance(ply, int) and not isinstance(ply, bool)
+    # The arena's own reading of the ply ("ply": 24.0 is 24): a move it accepted is an answer.
+    echoed = _int(ply, -1)
+    whole = echoed >= 0
     for turn in open_turns:
-        if whole and turn.ply == ply:
+        if whole and turn.ply == echoed:
             sent.kind = "answer"
             turn.answer, turn.closed, turn.closed_at = sent, "answered", frame.at
             return sent
     for turn in turns:
-        if whole and turn.ply == ply and turn.answer is None and turn.late is None:
+        if whole and turn.ply == echoed and turn.answer is None and turn.late is None:
             # Its turn was over (forced, the match moved on or ended): a late answer.
             sent.kind = "late"
             turn.late = sent
@@ -249,8 +253,16 @@ def _outcome(match: PlayedMatch, ply: int) -> str | None:
     return None
 
 
+#: The server's rule for an integer a client sends (2 or 2.0; not "2", true or 2.5), strict as
+#: the server parses client frames, so that the checklist reads every number as the arena did.
+_WIRE_INT: TypeAdapter[int] = TypeAdapter(WireInt)
+
+
 def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
+    try:
+        return _WIRE_INT.validate_python(value, strict=True)
+    except ValidationError:
+        return default
 
 
 # --- the items --------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ of these bugs, which is the point of the kit): log in, answer pings, play a rand
 for every turn of every match, reconnect after a drop. Each mode breaks one thing:
 
 - ``good``: nothing (the control);
+- ``gson``: nothing either, but writes every number as a float (``"ply": 24.0``), as Java's Gson
+  does; the protocol reads it as the integer, so the checklist must pass it as ``good``;
 - ``no_pong``: ignores pings;
 - ``stale_ply``: echoes the ply of its first turn of a match in every move of that match;
 - ``illegal``: on its second turn of each match plays a move that is not legal (an occupied
@@ -37,6 +39,7 @@ from websockets.asyncio.client import ClientConnection
 
 MODES = (
     "good",
+    "gson",
     "no_pong",
     "stale_ply",
     "illegal",
@@ -84,7 +87,8 @@ class BrokenBot:
             message = json.loads(raw)
             kind = message.get("type")
             if kind == "ping" and self.mode != "no_pong":
-                await ws.send(json.dumps({"type": "pong", "id": message["id"]}))
+                pong_id = float(message["id"]) if self.mode == "gson" else message["id"]
+                await ws.send(json.dumps({"type": "pong", "id": pong_id}))
             elif kind == "match_start":
                 match_id = message["match_id"]
                 self.running.add(match_id)
@@ -116,7 +120,9 @@ class BrokenBot:
         move = self.rng.choice(turn["legal_moves"])
         sent_ply = ply
         delay = 0.0
-        if self.mode == "stale_ply":
+        if self.mode == "gson":
+            sent_ply = float(ply)
+        elif self.mode == "stale_ply":
             sent_ply = self.first_ply[match_id]
         elif self.mode == "illegal" and nth == 2:
             taken = [cell for cell in TTT_CELLS if cell not in turn["legal_moves"]]
@@ -130,7 +136,12 @@ class BrokenBot:
             delay = (turn["deadline_ms"] + 400) / 1000
         elif self.mode == "deaf_after_forced" and turn["deadline_ms"] < 200:
             delay = 0.15
-        answer = {"type": "move", "match_id": match_id, "ply": sent_ply, "move": move}
+        answer: dict[str, Any] = {
+            "type": "move",
+            "match_id": match_id,
+            "ply": sent_ply,
+            "move": move,
+        }
         task = asyncio.create_task(self._send_later(ws, answer, delay))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
