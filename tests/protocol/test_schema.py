@@ -6,6 +6,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import jsonschema
 
 from ply_arena.protocol import messages, schema
 
@@ -43,11 +46,16 @@ def test_every_message_type_is_in_its_direction() -> None:
     assert {"hello", "join", "move", "resign", "ping", "pong"} <= client_types
     assert {"welcome", "match_start", "turn", "match_end", "error"} <= server_types
     assert doc["protocol_version"] == messages.PROTOCOL_VERSION
-    for model in (*schema.CLIENT_MESSAGES, *schema.SERVER_MESSAGES):
+    for model in schema.CLIENT_MESSAGES:
         definition = doc["$defs"][model.__name__]
         # Other languages' validators must see what pydantic enforces: a required tag, no extras.
         assert definition["required"][0] == "type"
         assert definition["additionalProperties"] is False
+    for ref in doc["server_to_client"]["discriminator"]["mapping"].values():
+        definition = doc["$defs"][ref.rsplit("/", 1)[-1]]
+        # The server may add fields within a protocol version: its messages stay open.
+        assert definition["required"][0] == "type"
+        assert definition["additionalProperties"] is True
 
 
 def test_the_spectator_stream_is_in_the_schema_and_the_docs() -> None:
@@ -73,8 +81,40 @@ def test_the_spectator_stream_is_in_the_schema_and_the_docs() -> None:
     for model in schema.SPECTATOR_MESSAGES:
         kind = model.model_fields["type"].default
         assert f"#### `{kind}` ({model.__name__})" in text
-        definition = doc["$defs"][model.__name__]
-        assert definition["required"][0] == "type" and definition["additionalProperties"] is False
+        ref = stream["discriminator"]["mapping"][kind]
+        definition = doc["$defs"][ref.rsplit("/", 1)[-1]]
+        assert definition["required"][0] == "type" and definition["additionalProperties"] is True
+
+
+def _validator(direction: str) -> Any:
+    doc = json.loads(schema.SCHEMA_PATH.read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator({"$defs": doc["$defs"], **doc[direction]})
+
+
+#: A real message of each direction as the wire carries it, with a field that version 1 does
+#: not have; and the same message without it.
+_TIME_CONTROL = {"move_ms": 1000, "bank_ms": 10000}
+_JOINED = {"type": "joined", "game": "connect_four", "time_control": _TIME_CONTROL,
+           "policy": "forfeit", "waiting": 1}  # fmt: skip
+_JOIN = {"type": "join", "game": "connect_four", "time_control": _TIME_CONTROL}
+
+
+def test_the_server_may_add_fields_and_a_client_may_not() -> None:
+    # docs/protocol.md: the server may add fields to its own messages within a protocol version,
+    # so a client generated from the committed schema must accept them (nested objects too);
+    # the server refuses an unknown field from a client, and so must the schema.
+    server, client = _validator("server_to_client"), _validator("client_to_server")
+    assert server.is_valid(_JOINED) and client.is_valid(_JOIN)
+    assert server.is_valid({**_JOINED, "queue_rank": 3})
+    assert server.is_valid({**_JOINED, "time_control": {**_TIME_CONTROL, "increment_ms": 0}})
+    assert server.is_valid({"type": "ping", "id": 4, "sent_at": "now"})
+    stream = _validator("spectator_stream")
+    assert stream.is_valid({"type": "pong", "id": 4, "server_ms": 12})
+    assert not client.is_valid({**_JOIN, "queue_rank": 3})
+    assert not client.is_valid({**_JOIN, "time_control": {**_TIME_CONTROL, "increment_ms": 0}})
+    assert not client.is_valid({"type": "pong", "id": 4, "sent_at": "now"})
+    # Closed or open, a message is still checked: a wrong type stays wrong.
+    assert not server.is_valid({**_JOINED, "waiting": "one"})
 
 
 def test_protocol_docs_tables_match_the_code() -> None:
