@@ -540,20 +540,6 @@ def _int_reading(game: Game, state: State) -> str:
     )
 
 
-def _int_warning(game: Game, move: Any, text: str, who: str) -> str | None:
-    """A warning when ``move``, a move object, looks like the notation of another legal move:
-    Connect Four's ``4`` is the column index 4, written ``'5'``, not the column written
-    ``'4'``."""
-    if isinstance(move, str) or str(move) == text:
-        return None
-    index, thing, _ = _INT_MOVES.get(game.name, ("move object", "move", ""))
-    return (
-        f"{who} returned the {type(move).__name__} {move!r}: the kit reads it as the game's move "
-        f"object ({index} {move!r}, written {text!r}); to play the {thing} written "
-        f"{str(move)!r}, return the string {str(move)!r} (said once per match)"
-    )
-
-
 def _accept_policy(accept: AcceptPolicy) -> bool | frozenset[str] | Callable[..., bool]:
     if isinstance(accept, bool) or callable(accept):
         return accept
@@ -1332,9 +1318,10 @@ class BotClient:
         except ChooseError:
             _check_info_pair(game, state, result, turn, self._who())
             raise
-        if view.agent is None and str(move) in turn.legal_moves:
-            # (A student's slip; a reference agent returns move objects on purpose.)
-            self._warn_once(view, "int", _int_warning(game, move, text, self._who()))
+        # No warning when a move object's digits are also some legal move's notation (Connect
+        # Four's 3, written '4'): returning an element of state.actions() is the documented way,
+        # and the kit cannot tell it from a slip, so a warning would fire at every match and its
+        # advice ("return '3'") would turn a right move into the one beside it.
         move_info, problems = _to_move_info(info, game, state)
         for key, problem in problems:
             # Once per match for each key (a bot makes the same mistake at every move).
