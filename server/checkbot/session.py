@@ -150,7 +150,7 @@ class Session:
 
     async def run(self) -> Observations:
         """Run every step; CheckSetupError when the check cannot start."""
-        from ply_arena.server.cli.replay import server_address
+        from ply_arena.server.cli._server_api import server_address
 
         config = self.config
         self.http = httpx.AsyncClient(base_url=server_address(config.url), timeout=30)

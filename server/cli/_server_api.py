@@ -1,5 +1,8 @@
 """The commands that ask a running server (``arena tournament``, ``arena matches``): its
-address option and one REST call with the admin's or an instructor's token."""
+address option and one REST call with the admin's or an instructor's token; and the reading of
+a server's address from whatever a user pastes, which every command that reaches a server
+shares (``arena register``, ``leaderboard``, ``replay``, ``verify``, ``check-bot``), so that the
+bots' ``ws://HOST:PORT/ws`` works wherever ``http://HOST:PORT`` does."""
 
 from __future__ import annotations
 
@@ -12,6 +15,26 @@ _URL_HELP = "The server, e.g. http://127.0.0.1:8000 (or ARENA_URL)."
 
 def url_option() -> Any:
     return typer.Option("http://127.0.0.1:8000", "--url", envvar="ARENA_URL", help=_URL_HELP)
+
+
+def server_address(url: str) -> str:
+    """The server's HTTP address from what a user may paste: ``http://HOST:PORT``, the same
+    with a trailing ``/``, the bots' ``ws://HOST:PORT/ws`` (``wss://`` gives ``https://``), or a
+    bare ``HOST:PORT``.
+
+        >>> server_address("ws://127.0.0.1:8766/ws")
+        'http://127.0.0.1:8766'
+        >>> server_address("127.0.0.1:8000/")
+        'http://127.0.0.1:8000'
+    """
+    url = url.strip()
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "http", url
+    scheme = {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme.lower())
+    rest = rest.rstrip("/")
+    rest = rest.removesuffix("/ws")  # the bots' WebSocket path, not an HTTP prefix
+    return f"{scheme}://{rest}"
 
 
 class ApiRefusal(Exception):
@@ -33,8 +56,6 @@ def call_api(
     or with ``go_on`` raises ApiRefusal (the caller goes on with its next request); a server
     that cannot be reached exits 2."""
     import httpx
-
-    from ply_arena.server.cli.replay import server_address
 
     base = server_address(url)
     headers = {"Authorization": f"Bearer {token.strip()}"} if token else {}

@@ -133,7 +133,11 @@ def register(app: typer.Typer) -> None:
     @app.command("register")
     def register_bot(
         name: str = typer.Argument(..., help="Your bot's name (letters, digits, _ - .)."),
-        url: str = typer.Option(..., "--url", help="The server, e.g. http://127.0.0.1:8000."),
+        url: str = typer.Option(
+            ...,
+            "--url",
+            help="The server, e.g. http://127.0.0.1:8000 (or the bots' ws://127.0.0.1:8000/ws).",
+        ),
         code: str = typer.Option(..., "--code", help="Your class's join code."),
         owner: str = typer.Option(
             ..., "--owner", help="Your name or e-mail (your instructor sees it; others do not)."
@@ -142,9 +146,12 @@ def register(app: typer.Typer) -> None:
         """Register a bot in your class with its join code; prints the bot's token (once)."""
         import httpx
 
+        from ply_arena.server.cli._server_api import server_address
+
+        url = server_address(url)  # http://HOST:PORT, also from the bots' ws://HOST:PORT/ws
         try:
             response = httpx.post(
-                url.rstrip("/") + "/api/register",
+                url + "/api/register",
                 json={"code": code, "name": name, "owner": owner},
                 timeout=30,
             )

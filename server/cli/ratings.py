@@ -117,7 +117,7 @@ def _from_server(
 ) -> dict[str, Any]:
     import httpx
 
-    from ply_arena.server.cli.replay import server_address
+    from ply_arena.server.cli._server_api import server_address
 
     url = server_address(url)  # http://HOST:PORT, also from the bots' ws://HOST:PORT/ws
     address = f"{url}/api/leaderboard/{game}"

@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from ply_arena.protocol.wire import escape_controls
+from ply_arena.server.cli._server_api import server_address
 
 #: Where ``arena replay`` looks when --url is not given (``arena serve``'s default address).
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -41,26 +42,6 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"error: {_error_text(response)}", err=True)
             raise typer.Exit(1)
         typer.echo(format_replay(response.json()))
-
-
-def server_address(url: str) -> str:
-    """The server's HTTP address from what a user may paste: ``http://HOST:PORT``, the same
-    with a trailing ``/``, the bots' ``ws://HOST:PORT/ws`` (``wss://`` gives ``https://``), or a
-    bare ``HOST:PORT``.
-
-        >>> server_address("ws://127.0.0.1:8766/ws")
-        'http://127.0.0.1:8766'
-        >>> server_address("127.0.0.1:8000/")
-        'http://127.0.0.1:8000'
-    """
-    url = url.strip()
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        scheme, rest = "http", url
-    scheme = {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme.lower())
-    rest = rest.rstrip("/")
-    rest = rest.removesuffix("/ws")  # the bots' WebSocket path, not an HTTP prefix
-    return f"{scheme}://{rest}"
 
 
 def _error_text(response: Any) -> str:

@@ -62,7 +62,7 @@ def _read(source: str) -> dict[str, Any]:
 def _fetch(match_id: str, url: str) -> dict[str, Any]:
     import httpx
 
-    from ply_arena.server.cli.replay import server_address
+    from ply_arena.server.cli._server_api import server_address
 
     base = server_address(url)
     try:

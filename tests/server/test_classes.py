@@ -163,6 +163,13 @@ def test_arena_register_on_the_command_line(live_server: LiveServer) -> None:
         timeout=60,
     )
     assert wrong.returncode == 1 and "error (bad_join_code)" in wrong.stderr
+    # The address as a student has it at hand: the bots' ws://HOST:PORT/ws (what their bot
+    # connects to), or http://HOST:PORT/ with a slash, as arena leaderboard and replay take it.
+    for n, url in enumerate([live_server.ws_url, live_server.url + "/"]):
+        pasted = [*command[:5], url, *command[6:], f"eve-bot-{n}"]
+        done = subprocess.run(pasted, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, (url, done.stderr)
+        assert f"Registered bot 'eve-bot-{n}' in class 'cli-class'" in done.stdout
 
 
 # -- who may do what -----------------------------------------------------------------------

@@ -192,9 +192,9 @@ def test_replay_reports_an_unreachable_server() -> None:
 def test_replay_reads_the_server_address_from_what_is_pasted() -> None:
     import doctest
 
-    from ply_arena.server.cli import replay
+    from ply_arena.server.cli import _server_api, replay
 
-    assert doctest.testmod(replay).failed == 0
+    assert doctest.testmod(_server_api).failed == 0
     for pasted, address in [
         ("http://127.0.0.1:8000", "http://127.0.0.1:8000"),
         ("http://127.0.0.1:8000/", "http://127.0.0.1:8000"),
@@ -203,7 +203,7 @@ def test_replay_reads_the_server_address_from_what_is_pasted() -> None:
         ("https://example.org/arena/", "https://example.org/arena"),
         ("localhost:8000", "http://localhost:8000"),
     ]:
-        assert replay.server_address(pasted) == address
+        assert _server_api.server_address(pasted) == address
     assert replay.format_info(None) == replay.format_info({}) == ""
     long = {"score": -1.5, "pv": [str(i) for i in range(12)], "comment": "x" * 100}
     assert replay.format_info(long) == (
