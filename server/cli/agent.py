@@ -8,9 +8,12 @@ The game comes first and the agent second, as in ``arena play GAME AGENT...`` an
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from ply_arena.protocol.messages import MatchEnd, MatchStart
 
 
 def _old_game_option(ctx: typer.Context, value: str | None) -> str | None:
@@ -29,6 +32,39 @@ def _names(values: list[str] | None) -> list[str]:
     """The items of a repeatable option, each of which may hold several, comma-separated:
     ``--challenge carol,erin`` is ``--challenge carol --challenge erin``."""
     return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
+
+
+def result_line(start: MatchStart, end: MatchEnd, seat_names: tuple[str, ...] = ()) -> str:
+    """The line printed when a match ends: its id, how it ended, the payoffs by seat, and then
+    what they meant for this bot, in which seat, against whom (payoffs alone do not say which
+    seat was ours, and the seats rotate from match to match).
+
+        >>> from ply_arena.protocol.messages import MatchEnd, MatchStart, SeatInfo, Termination
+        >>> seats = [SeatInfo(seat=0, bot="bob"), SeatInfo(seat=1, bot="alice")]
+        >>> start = MatchStart(match_id="M1", game="connect_four", seats=seats, your_seat=1,
+        ...     time_control={"move_ms": 1000}, policy="forfeit", position={}, ply=0, moves=[])
+        >>> end = MatchEnd(match_id="M1", game="connect_four", payoffs=[-1.0, 1.0],
+        ...     termination=Termination.normal, at_fault=None, position={}, plies=9)
+        >>> result_line(start, end, ("X", "O"))
+        'M1 normal payoffs=[-1.0, 1.0] won as O (seat 1) against bob'
+    """
+    seat = start.your_seat
+    mine = end.payoffs[seat] if seat < len(end.payoffs) else None
+    others = [p for i, p in enumerate(end.payoffs) if i != seat]
+    if end.termination.value == "aborted" or mine is None:
+        outcome = "no result"
+    elif not others or mine > max(others):
+        outcome = "won"
+    elif mine == max(others):
+        outcome = "drew"
+    else:
+        outcome = "lost"
+    name = f"{seat_names[seat]} (seat {seat})" if seat < len(seat_names) else f"seat {seat}"
+    opponents = " and ".join(s.bot for s in start.seats if s.seat != seat)
+    against = f" against {opponents}" if opponents else ""
+    return (
+        f"{end.match_id} {end.termination.value} payoffs={end.payoffs} {outcome} as {name}{against}"
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -105,10 +141,11 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Play GAME on a server as a remote bot driven by the reference agent AGENT."""
+        import asyncio
         import logging
 
         from ply_arena import games
-        from ply_arena.protocol.client import BotError, check_url, run_bot
+        from ply_arena.protocol.client import BotClient, BotError, MatchView, check_url
         from ply_arena.protocol.messages import Policy, TimeControl
         from ply_arena.reference_agents.registry import agent_names, make, parse_spec
 
@@ -131,8 +168,14 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
 
+        class Reporting(BotClient):
+            # One line per match as it ends (with --games 0 the run never returns). on_result,
+            # unlike run_bot's on_match_end, is given the match's view: which seat was ours.
+            def on_result(self, view: MatchView, end: MatchEnd) -> None:
+                typer.echo(result_line(view.start, end, view.game.seat_names))
+
         try:
-            results = run_bot(
+            client = Reporting(
                 url,
                 token,
                 agent=lambda g: make(name, g, **options),  # a fresh agent per match
@@ -148,14 +191,12 @@ def register(app: typer.Typer) -> None:
                 policy=chosen_policy,
                 client_name=f"arena-agent/{name}",
                 max_retries=max_retries,
-                # One line per match as it ends (with --games 0 the run never returns).
-                on_match_end=lambda end: typer.echo(
-                    f"{end.match_id} {end.termination.value} payoffs={end.payoffs}"
-                ),
             )
-        except (BotError, ConnectionError) as exc:
+            asyncio.run(client.run())
+        except (BotError, ConnectionError, ValueError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
+            # Its running matches go on without it (the protocol's disconnects), as run_bot's.
+            logging.getLogger("ply_arena.protocol.client").warning("stopped by Ctrl+C")
             raise typer.Exit(130) from None
-        del results  # each was printed as it ended

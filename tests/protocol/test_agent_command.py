@@ -35,9 +35,18 @@ async def test_arena_agent_plays_matches(live_server: Any) -> None:
     assert proc.returncode == 0, err.decode()
     lines = out.decode().splitlines()
     assert len(lines) == 2 and all(" normal payoffs=" in line for line in lines)
+    printed = {line.split()[0]: line for line in lines}
     for end in results:
         stored = live_server.api("GET", f"/api/matches/{end.match_id}").json()
         agent_seat = next(s["seat"] for s in stored["seats"] if s["bot"] == name)
+        opponent = next(s["bot"] for s in stored["seats"] if s["bot"] != name)
+        # Each line says which seat was the agent's (they swap), and what its payoff meant.
+        mine, theirs = end.payoffs[agent_seat], end.payoffs[1 - agent_seat]
+        outcome = "won" if mine > theirs else "drew" if mine == theirs else "lost"
+        assert printed[end.match_id] == (
+            f"{end.match_id} normal payoffs={end.payoffs} {outcome} as "
+            f"{'XO'[agent_seat]} (seat {agent_seat}) against {opponent}"
+        )
         agent_moves = [m for m in stored["moves"] if m["seat"] == agent_seat]
         # The agent's SearchInfo travels as MoveInfo and is kept in the record.
         assert agent_moves and all(m["info"] and m["info"]["depth"] >= 1 for m in agent_moves)

@@ -116,7 +116,7 @@ def test_readme_quickstart_two_bots_play_and_the_match_replays(tmp_path: Path) -
                 log.close()
             agent_log = (tmp_path / f"agent-{name}.err").read_text()
             assert proc.returncode == 0, f"{name}: {stdout}\n{agent_log}"
-            # One line per match: "MATCH_ID TERMINATION payoffs=[...]".
+            # One line per match: "MATCH_ID TERMINATION payoffs=[...] won as X (seat 0) ...".
             (line,) = stdout.strip().splitlines()
             reported[name] = line.split()
         match_id = reported["alice"][0]
