@@ -106,7 +106,45 @@ def build_schema() -> dict[str, Any]:
     the server sends is open, because the server may add fields to its own messages within a
     protocol version: a client generated from a closed schema would break on the first one.
     """
-    return _open_server_side(_closed_schema())
+    return _with_positions(_open_server_side(_closed_schema()))
+
+
+def _position_schema() -> dict[str, Any]:
+    """What every ``position`` field refers to: an object whose shape is its game's
+    (``state_to_json``), each game's shape linked in the description, and each game's initial
+    position, made by the rules themselves, as an example."""
+    from ply_arena import games
+
+    names = games.names()
+    links = "; ".join(f"{name}: docs/games.md#{name}" for name in names)
+    return {
+        "title": "Position",
+        "type": "object",
+        "additionalProperties": True,
+        "description": (
+            "A position in its game's JSON form (the game's state_to_json; match_start names "
+            f"the game). Each game's shape is in docs/games.md, under its name: {links}. "
+            f"examples: each game's initial position, in that order ({', '.join(names)})."
+        ),
+        "examples": [
+            games.get(name).state_to_json(games.get(name).initial_state()) for name in names
+        ],
+    }
+
+
+def _with_positions(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with every ``position`` field pointing at the Position definition."""
+    defs = {**doc["$defs"], "Position": _position_schema()}
+    for name, definition in defs.items():
+        position = definition.get("properties", {}).get("position")
+        if position is not None and position.get("type") == "object":
+            kept = {k: v for k, v in position.items() if k in ("title", "description")}
+            properties = {
+                **definition["properties"],
+                "position": {"$ref": "#/$defs/Position", **kept},
+            }
+            defs[name] = {**definition, "properties": properties}
+    return {**doc, "$defs": defs}
 
 
 def _refs(node: Any) -> set[str]:

@@ -117,6 +117,28 @@ def test_the_server_may_add_fields_and_a_client_may_not() -> None:
     assert not server.is_valid({**_JOINED, "waiting": "one"})
 
 
+def test_every_position_links_its_games_shape() -> None:
+    from ply_arena import games
+
+    doc = json.loads(schema.SCHEMA_PATH.read_text(encoding="utf-8"))
+    holders = {"MatchStart", "Turn", "MatchEnd", "WatchStart", "WatchMove"}
+    for name in holders:
+        assert doc["$defs"][name]["properties"]["position"]["$ref"] == "#/$defs/Position"
+    position = doc["$defs"]["Position"]
+    games_md = (schema.DOCS_PATH.parent / "games.md").read_text(encoding="utf-8")
+    server = _validator("server_to_client")
+    for name, example in zip(games.names(), position["examples"], strict=True):
+        # The link leads to the game's section, and the example is that game's own position.
+        assert f"{name}: docs/games.md#{name}" in position["description"]
+        assert f"\n## {name}\n" in games_md
+        game = games.get(name)
+        assert game.state_to_json(game.state_from_json(example)) == example
+        turn = {"type": "turn", "match_id": "M", "ply": 0, "position": example,
+                "legal_moves": [], "since_last": [], "clocks_ms": [1, 1], "move_ms": 1,
+                "deadline_ms": 2}  # fmt: skip
+        assert server.is_valid(turn), list(server.iter_errors(turn))
+
+
 def test_protocol_docs_tables_match_the_code() -> None:
     text = schema.DOCS_PATH.read_text(encoding="utf-8")
     assert schema.render_docs(text) == text, (
