@@ -1,7 +1,7 @@
 """``arena check-bot`` as a process, against the example bots as processes: the Python random bot,
-the JavaScript bot and ``arena agent`` with a reference agent pass; a broken bot makes the
-command exit 1; ``--direct`` checks a bot already connected to the arena; what cannot run at all
-exits 2 in one line.
+the JavaScript bot, the Java bot and ``arena agent`` with a reference agent pass; a broken bot
+makes the command exit 1; ``--direct`` checks a bot already connected to the arena; what cannot
+run at all exits 2 in one line.
 """
 
 from __future__ import annotations
@@ -99,6 +99,23 @@ async def test_the_javascript_example_passes(live_server: Any, tmp_path: Path) -
     assert status == 0, output
     assert "10 passed, 0 failed, 1 not checked" in output, output
     assert "from 'js-example/1.0'" in output
+
+
+async def test_the_java_example_passes(live_server: Any, tmp_path: Path) -> None:
+    javac, java = shutil.which("javac"), shutil.which("java")
+    assert javac and java, "the Java example needs a JDK (javac and java) on the PATH"
+    classes = tmp_path / "classes"
+    subprocess.run(
+        [javac, "-d", str(classes), str(EXAMPLES / "java" / "Bot.java")], check=True, timeout=120
+    )
+
+    def bot(url: str, token: str, game: str) -> list[str]:
+        return [java, "-cp", str(classes), "Bot", url, token, game, "0"]
+
+    status, output, log = await cli_check(live_server, tmp_path, "connect_four", bot)
+    assert status == 0, output + log
+    assert "10 passed, 0 failed, 1 not checked" in output, output
+    assert "from 'java-example/1.0'" in output
 
 
 async def test_arena_agent_with_a_reference_agent_passes(live_server: Any, tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """The examples in examples/ play real matches against a real server.
 
 The JavaScript bot needs Node.js (18+) and npm on the machine; its ``ws`` dependency is installed
-here with ``npm ci`` when missing, so a fresh checkout passes.
+here with ``npm ci`` when missing, so a fresh checkout passes. The Java bot needs a JDK (17+:
+``javac`` and ``java``; .ci/run installs Debian's default-jdk-headless when javac is missing); it
+is compiled here into a temporary folder.
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import websockets
 from _server_process import start_server_process
+from websockets.asyncio.server import ServerConnection, serve
 
 from ply_arena.games import State
 from ply_arena.protocol.client import BotClient, Clock
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 JS = EXAMPLES / "js"
+JAVA = EXAMPLES / "java"
 GAME = "connect_four"
 
 
@@ -31,12 +36,15 @@ def random_choose(state: State, legal_moves: list[str], clock: Clock) -> str:
     return random.choice(legal_moves)
 
 
-async def play_against_kit(server: Any, command: list[str], token: str, games: int) -> str:
-    """Run ``command`` (an example bot) against a kit bot for ``games`` matches; its stdout."""
+async def play_against_kit(
+    server: Any, command: list[str], token: str, games: int, bot_url: str | None = None
+) -> str:
+    """Run ``command`` (an example bot, connecting to ``bot_url``, by default the server's)
+    against a kit bot for ``games`` matches; its stdout."""
     _, kit_token = server.create_bot()
     kit = BotClient(server.ws_url, kit_token, random_choose, game=GAME, games=games)
     proc = await asyncio.create_subprocess_exec(
-        *command, server.ws_url, token, GAME, str(games),
+        *command, bot_url or server.ws_url, token, GAME, str(games),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
@@ -84,6 +92,87 @@ async def test_js_bot_plays(live_server: Any) -> None:
     _, token = live_server.create_bot()
     out = await play_against_kit(live_server, [node, str(JS / "bot.js")], token, games=2)
     assert len([line for line in out.splitlines() if line.startswith("RESULT ")]) == 2
+
+
+def compile_java(out: Path) -> str:
+    """Compile examples/java/Bot.java into ``out``; the ``java`` to run it with."""
+    javac, java = shutil.which("javac"), shutil.which("java")
+    assert javac and java, "the Java example test needs a JDK (javac and java) on the PATH"
+    subprocess.run(
+        [javac, "-Xlint:all", "-Werror", "-d", str(out), str(JAVA / "Bot.java")],
+        check=True,
+        timeout=120,
+    )
+    return java
+
+
+async def test_java_bot_plays(live_server: Any, tmp_path: Path) -> None:
+    java = compile_java(tmp_path)
+    _, token = live_server.create_bot()
+    out = await play_against_kit(live_server, [java, "-cp", str(tmp_path), "Bot"], token, games=2)
+    assert len([line for line in out.splitlines() if line.startswith("RESULT ")]) == 2
+
+
+async def test_the_java_bot_joins_a_message_sent_in_pieces(
+    live_server: Any, tmp_path: Path
+) -> None:
+    # Between the bot and the server, a relay sends every server message as several frames
+    # (a WebSocket message in fragments, which the protocol allows): Java's onText gets each
+    # piece with last=false until the final one, and the bot must join them before parsing.
+    java = compile_java(tmp_path)
+    pieces = 0
+
+    async def relay(bot: ServerConnection) -> None:
+        nonlocal pieces
+        async with websockets.connect(live_server.ws_url) as arena:
+
+            async def to_bot() -> None:
+                nonlocal pieces
+                async for text in arena:
+                    assert isinstance(text, str)
+                    parts = [text[i : i + 7] for i in range(0, len(text), 7)]
+                    pieces += len(parts)
+                    await bot.send(parts)  # an iterable: one message, one frame per part
+
+            async def to_arena() -> None:
+                async for text in bot:
+                    await arena.send(text)
+
+            done, pending = await asyncio.wait(
+                [asyncio.create_task(to_bot()), asyncio.create_task(to_arena())],
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            for task in pending:
+                task.cancel()
+            for task in done:  # one side closed: the relay's part is over
+                error = task.exception()
+                if error is not None and not isinstance(error, websockets.ConnectionClosed):
+                    raise error
+
+    async with serve(relay, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        _, token = live_server.create_bot()
+        out = await play_against_kit(
+            live_server,
+            [java, "-cp", str(tmp_path), "Bot"],
+            token,
+            games=1,
+            bot_url=f"ws://127.0.0.1:{port}/ws",
+        )
+    assert len([line for line in out.splitlines() if line.startswith("RESULT ")]) == 1
+    assert pieces > 100  # every message did come in pieces
+
+
+async def test_the_java_bot_stops_at_a_bad_token(live_server: Any, tmp_path: Path) -> None:
+    # A refusal it cannot fix by reconnecting ends it (exit status 1), saying why.
+    java = compile_java(tmp_path)
+    proc = await asyncio.create_subprocess_exec(
+        java, "-cp", str(tmp_path), "Bot", live_server.ws_url, "not-a-token", GAME,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 1, err.decode()
+    assert "error bad_token: " in err.decode()
 
 
 def default_sigint() -> None:
