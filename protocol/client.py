@@ -480,13 +480,13 @@ def _split_result(result: Any) -> tuple[Any, Any]:
     return result, None
 
 
-#: How each game reads an int returned as a move object (docs/games.md): the name of the index,
-#: what it counts, its range.
-_INT_MOVES: dict[str, tuple[str, str, str]] = {
-    "tic_tac_toe": ("cell index", "cell", "0..8, row by row from the top-left"),
-    "connect_four": ("column index", "column", "0..6 from the left"),
-    "othello": ("square index", "square", "0..63, 64 for pass"),
-    "chinese_checkers": ("move value", "move", "an int with the origin's and the target's bit set"),
+#: How each game reads an int returned as a move object (docs/games.md): the name of the index
+#: and its range, for the ChooseError of an int that is no move of the position.
+_INT_MOVES: dict[str, tuple[str, str]] = {
+    "tic_tac_toe": ("cell index", "0..8, row by row from the top-left"),
+    "connect_four": ("column index", "0..6 from the left"),
+    "othello": ("square index", "0..63, 64 for pass"),
+    "chinese_checkers": ("move value", "an int with the origin's and the target's bit set"),
 }
 
 
@@ -528,7 +528,7 @@ def _legal_text(game: Game, state: State, move: Any, turn: Turn, who: str) -> st
 
 def _int_reading(game: Game, state: State) -> str:
     """How the kit reads an int in ``game``, with an example, e.g. ``(an int is read as ...)``."""
-    index, _, counts = _INT_MOVES.get(game.name, ("move object", "move", ""))
+    index, counts = _INT_MOVES.get(game.name, ("move object", ""))
     example = ""
     with contextlib.suppress(Exception):
         first = next(a for a in state.actions() if _is_int(a))
