@@ -207,10 +207,17 @@ def print_tournament(doc: dict[str, Any], *, crosstable: bool, rounds: bool) -> 
 
     console = Console()
     tc = doc["time_control"]
+    round_ = doc["round"]
+    under_way = (
+        f"round {round_['number']} of {round_['of']} ({round_['games']['decided']} of "
+        f"{round_['games']['total']} game(s) decided), "
+        if round_["number"]
+        else ""
+    )
     console.print(
         f"[bold]{doc['name']}[/bold]: {doc['format']} of {doc['game']}, "
-        f"{tc['move_ms']}+{tc['bank_ms']} ms, {doc['status']}; "
-        f"{doc['games']['decided']} of {doc['games']['total']} game(s) decided",
+        f"{tc['move_ms']}+{tc['bank_ms']} ms, {doc['status']}; {under_way}"
+        f"{doc['games']['decided']} of {doc['games']['total']} game(s) of the tournament decided",
         markup=True,
         highlight=False,
     )

@@ -16,7 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ply_arena.server.db.models import Classroom, Tournament, TournamentGame
 from ply_arena.server.repositories import tournaments as repo
 from ply_arena.server.repositories.matches import iso
-from ply_arena.server.repositories.tournaments import DONE, Participant
+from ply_arena.server.repositories.tournaments import Participant
+from ply_arena.server.tournaments.progress import progress
 from ply_arena.server.tournaments.standings import GameResult, Standing, crosstable, standings
 from ply_arena.server.tournaments.swiss import SwissEntrant
 
@@ -93,7 +94,8 @@ def tournament_document(
     rounds: dict[int, list[dict[str, Any]]] = {}
     for game in stored:
         rounds.setdefault(game.round, []).append(_game_json(game, names, playing_now))
-    played = sum(1 for g in stored if g.status in DONE and g.status != "cancelled")
+    pool = [p.name for p in people if p.role == "pool"]
+    done = progress(tournament, [p.name for p in entrants], pool, stored)
     return {
         "name": tournament.name,
         "game": tournament.game,
@@ -110,8 +112,8 @@ def tournament_document(
         "started_at": iso(tournament.started_at) if tournament.started_at else None,
         "finished_at": iso(tournament.finished_at) if tournament.finished_at else None,
         "entrants": [p.name for p in entrants],
-        "pool": [p.name for p in people if p.role == "pool"],
-        "games": {"total": len(stored), "decided": played},
+        "pool": pool,
+        **done,
         "standings": [_standing_json(i + 1, row) for i, row in enumerate(rows)],
         "crosstable": _crosstable(ranked, results, entrant_names),
         "schedule": [{"round": r, "games": g} for r, g in sorted(rounds.items())],

@@ -1,0 +1,63 @@
+"""Tournaments in context, on a real server with bots playing over real WebSockets: a
+tournament's progress counts the games of every round, not only of the rounds drawn so far."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from _api import get, post
+from _tournament_field import play_two_tournaments
+from _waiting import until
+from conftest import LiveServer
+
+from ply_arena.server.cli.tournament import print_tournament
+
+
+async def test_a_round_robin_counts_its_games_from_its_schedule(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    srv = live_server
+    field = await asyncio.wait_for(play_two_tournaments(srv), 100)
+    before = field.round_robin_before
+    assert before["games"] == {"total": 2, "decided": 0}
+    assert before["round"] == {"number": 0, "of": 2, "games": {"total": 0, "decided": 0}}
+    rr = field.round_robin
+    assert rr["games"] == {"total": 2, "decided": 2}
+    assert rr["round"] == {"number": 2, "of": 2, "games": {"total": 1, "decided": 1}}
+    capsys.readouterr()
+    print_tournament(rr, crosstable=False, rounds=False)
+    assert "round 2 of 2 (1 of 1 game(s) decided), 2 of 2 game(s) of the tournament decided" in (
+        " ".join(capsys.readouterr().out.split())
+    )
+
+
+async def test_a_swiss_counts_the_games_of_every_round(live_server: LiveServer) -> None:
+    srv = live_server
+    names = [srv.create_bot(f"sw{i}")[0] for i in range(4)]
+    created = post(srv, "/api/tournaments", srv.admin_token, name="sw", game="tic_tac_toe",
+                   format="swiss", rounds=3, bots=names, no_show_s=600)  # fmt: skip
+    assert created.status_code == 201, created.text
+    doc = created.json()
+    assert doc["games"] == {"total": 6, "decided": 0}
+    assert doc["round"] == {"number": 0, "of": 3, "games": {"total": 0, "decided": 0}}
+
+    # No bot is connected: round 1 is drawn and waits; it is 2 games of the Swiss's 6.
+    started = post(srv, "/api/tournaments/sw/start", srv.admin_token)
+    assert started.status_code == 200, started.text
+
+    def drawn() -> dict[str, Any] | None:
+        found: dict[str, Any] = get(srv, "/api/tournaments/sw").json()
+        return found if found["schedule"] else None
+
+    doc = await until(drawn, 20, "round 1 drawn")
+    assert doc["games"] == {"total": 6, "decided": 0}
+    assert doc["round"] == {"number": 1, "of": 3, "games": {"total": 2, "decided": 0}}
+
+    cancelled = post(srv, "/api/tournaments/sw/cancel", srv.admin_token)
+    assert cancelled.status_code == 200, cancelled.text
+    # Cancelled: nothing more is drawn, so the stored round is the whole of it.
+    doc = get(srv, "/api/tournaments/sw").json()
+    assert doc["games"] == {"total": 2, "decided": 0}
+    assert doc["round"] == {"number": 1, "of": 1, "games": {"total": 2, "decided": 0}}
