@@ -234,13 +234,17 @@ def print_tournament(doc: dict[str, Any], *, crosstable: bool, rounds: bool) -> 
         table.add_row(*cells)
     console.print(table)
     if crosstable:
-        names = [row["bot"] for row in doc["crosstable"]]
-        cross = Table("#", "bot", *[str(i + 1) for i in range(len(names))], "points")
-        for i, line in enumerate(doc["crosstable"]):
+        # A gauntlet's columns are its pool (named), anyone else's the entrants (numbered).
+        names = doc["crosstable_columns"]
+        heads = names if doc["format"] == "gauntlet" else [str(i + 1) for i in range(len(names))]
+        cross = Table("#", "bot", *heads, "points")
+        for line in doc["crosstable"]:
             cells = []
-            for j, other in enumerate(names):
+            for other in names:
                 got = line["against"].get(other)
-                cells.append("x" if i == j else " ".join(f"{p:g}" for p in got) if got else "")
+                cells.append(
+                    "x" if other == line["bot"] else " ".join(f"{p:g}" for p in got) if got else ""
+                )
             cross.add_row(str(line["rank"]), line["bot"], *cells, f"{line['points']:g}")
         console.print(cross)
     if rounds:

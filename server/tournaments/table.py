@@ -3,7 +3,8 @@
 One document (``tournament_document``) serves ``GET /api/tournaments/{name}``, the tournament
 page and the JSON export; the CSV exports are flat views of the same document, so that all of
 them agree. A gauntlet's pool bots play in every game but are not ranked: the standings list
-the entrants only (their tiebreaks still count the pool's points).
+the entrants only (their tiebreaks still count the pool's points), and its crosstable's columns
+are the pool.
 """
 
 from __future__ import annotations
@@ -116,6 +117,8 @@ def tournament_document(
         **done,
         "standings": [_standing_json(i + 1, row) for i, row in enumerate(rows)],
         "crosstable": _crosstable(ranked, results, entrant_names),
+        # A gauntlet's entrants never meet one another: its columns are the pool they play.
+        "crosstable_columns": pool if tournament.format == "gauntlet" else [r.bot for r in rows],
         "schedule": [{"round": r, "games": g} for r, g in sorted(rounds.items())],
     }
 

@@ -1,5 +1,6 @@
-"""Tournaments in context in a real browser: a tournament page shows the round under way of
-all its rounds, and the games decided in it and in the whole tournament."""
+"""Tournaments in context in a real browser: the gauntlet's crosstable of entrants against
+the pool, and a tournament page showing the round under way of all its rounds and the games
+decided in it and in the whole tournament."""
 
 from __future__ import annotations
 
@@ -11,6 +12,27 @@ from _browser import Browser
 from _tournament_field import play_two_tournaments
 from _waiting import until
 from conftest import LiveServer
+
+
+async def test_a_gauntlet_crosstable_shows_entrants_against_the_pool(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    srv = live_server
+    field = await asyncio.wait_for(play_two_tournaments(srv), 90)
+    page = await browser.page()
+    # The gauntlet's crosstable: a column for the pool bot, a score in every entrant's row.
+    await page.goto(f"{srv.url}/tournaments/gaunt")
+    heads = await page.locator("table.crosstable thead th").all_text_contents()
+    assert "pool0" in heads
+    column = heads.index("pool0")
+    scores = {line["bot"]: line["against"]["pool0"] for line in field.gauntlet["crosstable"]}
+    for row in await page.locator("table.crosstable tbody tr").all():
+        cells = [c.strip() for c in await row.locator("td").all_text_contents()]
+        shown = [float(p.replace("½", ".5")) for p in cells[column].split()]
+        assert shown == scores[cells[1]], (cells, scores)
+    await browser.shot(page, "gauntlet-crosstable")
+
+    assert browser.dialogs == [] and browser.console_errors == []
 
 
 async def test_a_round_robin_page_counts_its_rounds(

@@ -1,5 +1,6 @@
 """Tournaments in context, on a real server with bots playing over real WebSockets: a
-tournament's progress counts the games of every round, not only of the rounds drawn so far."""
+gauntlet's crosstable reads entrants against the pool; a tournament's progress counts the games
+of every round, not only of the rounds drawn so far."""
 
 from __future__ import annotations
 
@@ -13,6 +14,31 @@ from _waiting import until
 from conftest import LiveServer
 
 from ply_arena.server.cli.tournament import print_tournament
+
+
+async def test_a_gauntlet_crosstable_reads_entrants_against_the_pool(
+    live_server: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    srv = live_server
+    field = await asyncio.wait_for(play_two_tournaments(srv), 100)
+    gauntlet, rr = field.gauntlet, field.round_robin
+    assert gauntlet["crosstable_columns"] == ["pool0"]
+    for line in gauntlet["crosstable"]:
+        assert set(line["against"]) == {"pool0"}
+        assert len(line["against"]["pool0"]) == 2  # both seats
+        assert sum(line["against"]["pool0"]) == line["points"]
+    assert rr["crosstable_columns"] == [r["bot"] for r in rr["standings"]]
+    # `arena tournament show --crosstable` prints the same columns.
+    capsys.readouterr()
+    print_tournament(gauntlet, crosstable=True, rounds=False)
+    printed = capsys.readouterr().out
+    assert "pool0" in printed
+    for line in gauntlet["crosstable"]:
+        row = next(
+            r for r in reversed(printed.splitlines()) if f" {line['bot']} " in r and "│" in r
+        )
+        cells = [c.strip() for c in row.split("│")]
+        assert " ".join(f"{p:g}" for p in line["against"]["pool0"]) in cells, row
 
 
 async def test_a_round_robin_counts_its_games_from_its_schedule(
