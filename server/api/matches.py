@@ -17,7 +17,7 @@ from ply_arena.server.api.body import read_json_body
 from ply_arena.server.api.errors import ApiError
 from ply_arena.server.api.params import known_game, page
 from ply_arena.server.replay import replay_match
-from ply_arena.server.repositories import matches
+from ply_arena.server.repositories import match_filters, matches
 
 
 async def list_matches(request: Request) -> JSONResponse:
@@ -32,6 +32,14 @@ async def list_matches(request: Request) -> JSONResponse:
         )
     limit, offset = page(request)
     async with request.app.state.database.session() as session:
+        try:
+            context = await match_filters.resolve(
+                session, params.get("tournament") or None, params.get("class") or None
+            )
+        except match_filters.BadFilterError as exc:
+            raise ApiError(400, ErrorCode.bad_request, str(exc)) from None
+        except match_filters.UnknownFilterError as exc:
+            raise ApiError(404, ErrorCode.not_found, str(exc)) from None
         items, total = await matches.list_matches(
             session,
             game=game,
@@ -39,6 +47,8 @@ async def list_matches(request: Request) -> JSONResponse:
             status=status,
             limit=limit,
             offset=offset,
+            tournament_id=context.tournament_id,
+            class_id=context.class_id,
         )
     return JSONResponse({"matches": items, "total": total, "limit": limit, "offset": offset})
 

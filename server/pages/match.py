@@ -44,7 +44,13 @@ async def match_page(request: Request) -> Response:
     match_id = request.path_params["match_id"]
     runner = request.app.state.referee.running_match(match_id)
     if runner is not None and not runner.finished:
-        return render(request, "match.html", _live(request, runner))
+        context = _live(request, runner)
+        if runner.origin == "tournament":
+            # The runner does not know its tournament game; the database does.
+            async with request.app.state.database.session() as session:
+                found = await match_repo.tournaments_of(session, [match_id])
+            context["match"]["tournament"] = found.get(match_id)
+        return render(request, "match.html", context)
     page = _replays.get(match_id)
     if page is None:
         async with request.app.state.database.session() as session:
@@ -136,6 +142,7 @@ def _live(request: Request, runner: MatchRunner) -> dict[str, Any]:
             "time_control": runner.time_control.model_dump(),
             "policy": runner.policy.value,
             "rated": runner.rated,
+            "tournament": None,
         },
     )
 

@@ -1,5 +1,5 @@
-"""``GET /matches``: every match, newest first, filtered by game, bot or status, a page at a
-time; and the one-line summary of a match that every list on the pages shows."""
+"""``GET /matches``: every match, newest first, filtered by game, bot, status, tournament or
+class, a page at a time; and the one-line summary of a match that every list on the pages shows."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ply_arena.server.pages import words
 from ply_arena.server.pages.errors import PageError
 from ply_arena.server.pages.pager import page_offset, pager
 from ply_arena.server.pages.templating import render
+from ply_arena.server.repositories import match_filters
 from ply_arena.server.repositories import matches as match_repo
 
 PAGE = 50
@@ -46,8 +47,23 @@ async def matches_page(request: Request) -> Response:
     offset = page_offset(request)
     bot = params.get("bot") or None
     async with request.app.state.database.session() as session:
+        try:
+            context = await match_filters.resolve(
+                session, params.get("tournament") or None, params.get("class") or None
+            )
+        except match_filters.BadFilterError as exc:
+            raise PageError(400, "Bad filter", str(exc)) from None
+        except match_filters.UnknownFilterError as exc:
+            raise PageError(404, "Not found", f"There is {exc}.") from None
         items, total = await match_repo.list_matches(
-            session, game=game, bot=bot, status=status, limit=PAGE, offset=offset
+            session,
+            game=game,
+            bot=bot,
+            status=status,
+            limit=PAGE,
+            offset=offset,
+            tournament_id=context.tournament_id,
+            class_id=context.class_id,
         )
     return render(
         request,
@@ -58,6 +74,8 @@ async def matches_page(request: Request) -> Response:
             "game": game,
             "bot": bot,
             "status": status,
+            "tournament": context.tournament,
+            "class_name": context.class_name,
             "games": games.names(),
         },
     )

@@ -27,6 +27,8 @@ from ply_arena.server.db.models import (
     MoveRecord,
     Result,
     Seat,
+    Tournament,
+    TournamentGame,
     utcnow,
 )
 from ply_arena.server.db.recorder import register_bulk, run_bulk
@@ -386,6 +388,7 @@ async def get_match(session: AsyncSession, match_id: str) -> dict[str, Any] | No
     # A chance event sharing a ply number with a move comes first: dice are rolled, then moved.
     events.sort(key=lambda e: (e[0], e[1]))
     record = _summary(match, match.result, plies=len(events))
+    record["tournament"] = (await tournaments_of(session, [match.id])).get(match.id)
     record["moves"] = [e[2] for e in events]
     record["seed"] = match.seed if over else None
     record["dice"] = {
@@ -425,10 +428,13 @@ async def list_matches(
     limit: int = 50,
     offset: int = 0,
     count: bool = True,
+    tournament_id: int | None = None,
+    class_id: int | None = None,
 ) -> tuple[list[dict[str, Any]], int | None]:
     """One page of match summaries, newest first, and the total number matching the filters
     (None with ``count=False``: counting reads every matching row, and the home page does not
-    need it)."""
+    need it). ``tournament_id``: the matches of that tournament's games; ``class_id``: those
+    in which a bot of that class sat."""
     query = select(Match)
     if game is not None:
         query = query.where(Match.game == game)
@@ -440,6 +446,23 @@ async def list_matches(
                 select(Seat.match_id)
                 .join(Bot, Seat.bot_id == Bot.id)
                 .where(Bot.name_key == bot.lower())
+            )
+        )
+    if tournament_id is not None:
+        query = query.where(
+            Match.id.in_(
+                select(TournamentGame.match_id).where(
+                    TournamentGame.tournament_id == tournament_id,
+                    TournamentGame.match_id.is_not(None),
+                )
+            )
+        )
+    if class_id is not None:
+        query = query.where(
+            Match.id.in_(
+                select(Seat.match_id)
+                .join(Bot, Seat.bot_id == Bot.id)
+                .where(Bot.class_id == class_id)
             )
         )
     total = (
@@ -457,8 +480,31 @@ async def list_matches(
             .offset(offset)
         )
     ).all()
-    counts = await _ply_counts(session, [m.id for m in page])
-    return [_summary(m, m.result, plies=counts.get(m.id, 0)) for m in page], total
+    ids = [m.id for m in page]
+    counts = await _ply_counts(session, ids)
+    context = await tournaments_of(session, ids)
+    return [
+        {**_summary(m, m.result, plies=counts.get(m.id, 0)), "tournament": context.get(m.id)}
+        for m in page
+    ], total
+
+
+async def tournaments_of(session: AsyncSession, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The tournament game each of these matches plays, by match id: the tournament's
+    ``name``, the ``round`` and the ``board``. A tournament game names its current match
+    (``tournament_games.match_id``); a lobby or challenge match is in no game."""
+    if not ids:
+        return {}
+    rows = await session.execute(
+        select(TournamentGame.match_id, Tournament.name, TournamentGame.round, TournamentGame.board)
+        .join(Tournament, Tournament.id == TournamentGame.tournament_id)
+        .where(TournamentGame.match_id.in_(list(ids)))
+    )
+    return {
+        match_id: {"name": name, "round": round_, "board": board}
+        for match_id, name, round_, board in rows
+        if match_id is not None
+    }
 
 
 async def pairing_counts(session: AsyncSession) -> Counter[tuple[str, frozenset[int]]]:

@@ -1,17 +1,105 @@
-"""Tournaments in context in a real browser: the gauntlet's crosstable of entrants against
-the pool, and a tournament page showing the round under way of all its rounds and the games
-decided in it and in the whole tournament."""
+"""Tournaments in context in a real browser: from a tournament page to its matches and back
+(the match page names its tournament, round and board), the class page's matches, the
+gauntlet's crosstable of entrants against the pool, and a Swiss's progress over every round."""
 
 from __future__ import annotations
 
 import asyncio
+import random
+import threading
 from typing import Any
 
 from _api import get, post
 from _browser import Browser
-from _tournament_field import play_two_tournaments
+from _tournament_field import games_of, play_two_tournaments
 from _waiting import until
 from conftest import LiveServer
+
+from ply_arena.protocol.client import BotClient
+
+HTML = {"Accept": "text/html"}
+
+
+async def test_a_tournament_and_its_matches_link_to_each_other(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    srv = live_server
+    field = await asyncio.wait_for(play_two_tournaments(srv), 90)
+    page = await browser.page()
+
+    # Its matches: the tournament's link lists them, each tagged with the tournament.
+    await page.goto(f"{srv.url}/tournaments/gaunt")
+    await page.click("p.tournament-matches a")
+    await page.wait_for_url("**/matches?tournament=gaunt")
+    assert "in tournament gaunt" in await page.locator("h1").inner_text()
+    rows = page.locator("table.matches tbody tr")
+    assert await rows.count() == 4
+    assert await page.locator("table.matches a.tournament-tag").count() == 4
+    assert await page.locator("input[name=tournament]").input_value() == "gaunt"
+
+    # A match names its tournament game and links back to the tournament.
+    round_, game = games_of(field.gauntlet)[0]
+    await page.goto(f"{srv.url}/matches/{game['match_id']}")
+    line = await page.locator("p.match-tournament").inner_text()
+    assert f"Tournament gaunt, round {round_}, board {game['board']}" in line
+    await page.click("p.match-tournament a.tournament-link")
+    await page.wait_for_url("**/tournaments/gaunt")
+
+    # The class page leads to its bots' matches.
+    await page.goto(f"{srv.url}/classes/class-two")
+    await page.click("a.class-matches")
+    await page.wait_for_url("**/matches?class=class-two")
+    assert await page.locator("table.matches tbody tr").count() == 2
+    assert "of class class-two" in await page.locator("h1").inner_text()
+
+    # Filters that name nothing, or cannot be a name, say so.
+    unknown = srv.api("GET", "/matches?tournament=nope", headers=HTML)
+    assert unknown.status_code == 404 and "no tournament named" in unknown.text
+    bad = srv.api("GET", "/matches?class=a%20b", headers=HTML)
+    assert bad.status_code == 400 and "bad class name" in bad.text
+    assert browser.dialogs == [] and browser.console_errors == []
+
+
+async def test_a_live_tournament_match_names_its_tournament(
+    live_server: LiveServer, browser: Browser
+) -> None:
+    srv = live_server
+    tokens = [srv.create_bot(name)[1] for name in ("lv0", "lv1")]
+    created = post(srv, "/api/tournaments", srv.admin_token, name="live-cup", game="tic_tac_toe",
+                   bots=["lv0", "lv1"], time_control={"move_ms": 30000, "bank_ms": 0})  # fmt: skip
+    assert created.status_code == 201, created.text
+    # The bots hold their first move until the test has seen the live page.
+    seen = threading.Event()
+
+    def choose(state: Any, legal: list[str], clock: Any) -> str:
+        seen.wait(timeout=60)
+        return random.choice(legal)
+
+    clients = [
+        BotClient(srv.ws_url, t, choose, game="tic_tac_toe", lobby=False, games=0) for t in tokens
+    ]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        await until(lambda: all(c.bot_name for c in clients), 20, "the bots logged in")
+        assert post(srv, "/api/tournaments/live-cup/start", srv.admin_token).status_code == 200
+
+        def playing() -> str | None:
+            doc = get(srv, "/api/tournaments/live-cup").json()
+            live = [g for _, g in games_of(doc) if g["live"]]
+            return str(live[0]["match_id"]) if live else None
+
+        match_id = await until(playing, 20, "a game under way")
+        page = await browser.page()
+        await page.goto(f"{srv.url}/matches/{match_id}")
+        assert await page.locator(".tag.live").count() == 1
+        line = await page.locator("p.match-tournament").inner_text()
+        assert "Tournament live-cup, round 1, board 1" in line
+    finally:
+        seen.set()
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    assert browser.dialogs == [] and browser.console_errors == []
 
 
 async def test_a_gauntlet_crosstable_shows_entrants_against_the_pool(

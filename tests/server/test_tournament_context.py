@@ -1,6 +1,7 @@
-"""Tournaments in context, on a real server with bots playing over real WebSockets: a
-gauntlet's crosstable reads entrants against the pool; a tournament's progress counts the games
-of every round, not only of the rounds drawn so far."""
+"""Tournaments in context, on a real server with bots playing over real WebSockets: a match's
+record names its tournament, round and board (and still verifies, as do records without
+them); ``GET /api/matches`` filters by tournament and by class; a gauntlet's crosstable reads
+entrants against the pool; a tournament's progress counts the games of every round."""
 
 from __future__ import annotations
 
@@ -8,12 +9,65 @@ import asyncio
 from typing import Any
 
 import pytest
-from _api import get, post
-from _tournament_field import play_two_tournaments
+from _api import error_of, get, post
+from _tournament_field import games_of, play_two_tournaments
 from _waiting import until
 from conftest import LiveServer
 
+from ply_arena.protocol.verify import verify_record
 from ply_arena.server.cli.tournament import print_tournament
+
+
+def _ids(srv: LiveServer, query: str) -> tuple[set[str], int]:
+    response = get(srv, f"/api/matches?{query}&limit=200")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    return {m["id"] for m in body["matches"]}, body["total"]
+
+
+async def test_a_match_record_names_its_tournament_game(live_server: LiveServer) -> None:
+    srv = live_server
+    field = await asyncio.wait_for(play_two_tournaments(srv), 100)
+    for doc in (field.gauntlet, field.round_robin):
+        for round_, game in games_of(doc):
+            record = get(srv, f"/api/matches/{game['match_id']}").json()
+            assert record["tournament"] == {
+                "name": doc["name"], "round": round_, "board": game["board"]
+            }  # fmt: skip
+            # The downloadable document too, and it verifies.
+            document = get(srv, f"/api/matches/{game['match_id']}/record").json()
+            assert document["tournament"] == record["tournament"]
+            assert verify_record(document).ok, verify_record(document).problems
+            # A record kept from before these fields still verifies.
+            old = {k: v for k, v in document.items() if k != "tournament"}
+            assert verify_record(old).ok
+    listed = get(srv, "/api/matches?limit=200").json()["matches"]
+    assert {m["tournament"]["name"] for m in listed} == {"gaunt", "rr"}
+
+
+async def test_the_match_list_filters_by_tournament_and_class(live_server: LiveServer) -> None:
+    srv = live_server
+    field = await asyncio.wait_for(play_two_tournaments(srv), 100)
+    gauntlet_ids = {g["match_id"] for _, g in games_of(field.gauntlet)}
+    rr_ids = {g["match_id"] for _, g in games_of(field.round_robin)}
+    assert len(gauntlet_ids) == 4 and len(rr_ids) == 2
+    # By tournament (in any case), by class (a bot of the class sat), and both.
+    assert _ids(srv, "tournament=gaunt") == (gauntlet_ids, 4)
+    assert _ids(srv, "tournament=GAUNT") == (gauntlet_ids, 4)
+    assert _ids(srv, "tournament=rr") == (rr_ids, 2)
+    assert _ids(srv, "class=class-one") == (gauntlet_ids, 4)
+    assert _ids(srv, "class=class-two") == (rr_ids, 2)
+    assert _ids(srv, "class=class-two&tournament=gaunt") == (set(), 0)
+    assert _ids(srv, "tournament=gaunt&bot=one0&status=finished")[1] == 2
+
+    # Unknown names are 404s (as ?class= of the leaderboard); impossible names 400s.
+    msg = error_of(get(srv, "/api/matches?tournament=nope"), 404, "not_found")
+    assert "no tournament named 'nope'" in msg
+    msg = error_of(get(srv, "/api/matches?class=nope"), 404, "not_found")
+    assert "no class named 'nope'" in msg
+    msg = error_of(get(srv, "/api/matches?tournament=a%20b"), 400, "bad_request")
+    assert "bad tournament name" in msg
+    error_of(get(srv, "/api/matches?class=" + "x" * 65), 400, "bad_request")
 
 
 async def test_a_gauntlet_crosstable_reads_entrants_against_the_pool(
