@@ -347,3 +347,17 @@ class TournamentGame(Base):
     #: Earlier matches of this game that a crash or restart aborted (replayed since).
     replays: Mapped[int] = mapped_column(default=0)
     finished_at: Mapped[datetime | None]
+
+
+class TournamentMatch(Base):
+    """Every match a tournament game started, its replays' aborted ones too: the game's own
+    ``match_id`` names only its latest, and a match must still say which tournament, round and
+    board it was played for after its game was replayed. Written with ``match_id`` (as that
+    is, before the match's own row: no foreign key to ``matches``)."""
+
+    __tablename__ = "tournament_matches"
+
+    match_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("tournament_games.id", ondelete="CASCADE"), index=True
+    )

@@ -29,6 +29,7 @@ from ply_arena.server.db.models import (
     Seat,
     Tournament,
     TournamentGame,
+    TournamentMatch,
     utcnow,
 )
 from ply_arena.server.db.recorder import register_bulk, run_bulk
@@ -451,10 +452,9 @@ async def list_matches(
     if tournament_id is not None:
         query = query.where(
             Match.id.in_(
-                select(TournamentGame.match_id).where(
-                    TournamentGame.tournament_id == tournament_id,
-                    TournamentGame.match_id.is_not(None),
-                )
+                select(TournamentMatch.match_id)
+                .join(TournamentGame, TournamentGame.id == TournamentMatch.game_id)
+                .where(TournamentGame.tournament_id == tournament_id)
             )
         )
     if class_id is not None:
@@ -490,20 +490,22 @@ async def list_matches(
 
 
 async def tournaments_of(session: AsyncSession, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The tournament game each of these matches plays, by match id: the tournament's
-    ``name``, the ``round`` and the ``board``. A tournament game names its current match
-    (``tournament_games.match_id``); a lobby or challenge match is in no game."""
+    """The tournament game each of these matches was played for, by match id: the
+    tournament's ``name``, the ``round`` and the ``board`` (``tournament_matches``: an aborted
+    match its game replayed keeps them). A lobby or challenge match is in no game."""
     if not ids:
         return {}
     rows = await session.execute(
-        select(TournamentGame.match_id, Tournament.name, TournamentGame.round, TournamentGame.board)
+        select(
+            TournamentMatch.match_id, Tournament.name, TournamentGame.round, TournamentGame.board
+        )
+        .join(TournamentGame, TournamentGame.id == TournamentMatch.game_id)
         .join(Tournament, Tournament.id == TournamentGame.tournament_id)
-        .where(TournamentGame.match_id.in_(list(ids)))
+        .where(TournamentMatch.match_id.in_(list(ids)))
     )
     return {
         match_id: {"name": name, "round": round_, "board": board}
         for match_id, name, round_, board in rows
-        if match_id is not None
     }
 
 

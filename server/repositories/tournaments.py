@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena.server.db.models import (
@@ -26,6 +26,7 @@ from ply_arena.server.db.models import (
     Tournament,
     TournamentEntrant,
     TournamentGame,
+    TournamentMatch,
     utcnow,
 )
 from ply_arena.server.db.recorder import register_bulk, run_bulk
@@ -305,12 +306,17 @@ async def status_of(session: AsyncSession, tournament_id: int) -> str | None:
 
 
 def games_started(connection: Connection, rows: Sequence[dict[str, Any]]) -> None:
-    """Many ``game_started`` at once (the recorder's bulk form): one executemany."""
+    """Many ``game_started`` at once (the recorder's bulk form): one executemany, and the
+    matches noted as the games' for good (``tournament_matches``: a replay will not undo it)."""
     connection.execute(
         update(TournamentGame.__table__)  # type: ignore[arg-type]
         .where(TournamentGame.__table__.c.id == bindparam("b_game_id"))
         .values(status="playing", match_id=bindparam("b_match_id")),
         [{"b_game_id": r["game_id"], "b_match_id": r["match_id"]} for r in rows],
+    )
+    connection.execute(
+        insert(TournamentMatch.__table__),  # type: ignore[arg-type]
+        [{"match_id": r["match_id"], "game_id": r["game_id"]} for r in rows],
     )
 
 

@@ -96,7 +96,7 @@ def test_a_database_of_the_previous_release_upgrades_with_all_its_data(
     srv = start_server(db_url=f"sqlite+aiosqlite:///{path}")
     assert srv.app.state.resumed_on_start == 0  # its matches all ended before it stopped
 
-    assert _read(path, "SELECT version_num FROM alembic_version") == [("0009",)]
+    assert _read(path, "SELECT version_num FROM alembic_version") == [("0010",)]
     for table in TABLES:
         assert _read(path, f"SELECT count(*) FROM {table}")[0][0] == counts[table], table
     for (table, column), rows in stamps.items():
@@ -131,6 +131,16 @@ def test_a_database_of_the_previous_release_upgrades_with_all_its_data(
 
     tournament = srv.api("GET", "/api/tournaments/t1").json()
     assert tournament["status"] == "finished"
+    # Its matches, stored before tournament_matches was, still name their tournament game.
+    games = _read(
+        path, "SELECT match_id, round, board FROM tournament_games WHERE match_id IS NOT NULL"
+    )
+    assert len(games) == len([g for r in tournament["schedule"] for g in r["games"]]) > 0
+    for match_id, round_, board in games:
+        record = srv.api("GET", f"/api/matches/{match_id}").json()
+        assert record["tournament"] == {"name": "t1", "round": round_, "board": board}
+    listed = srv.api("GET", "/api/matches", params={"tournament": "t1", "limit": 200}).json()
+    assert sorted(m["id"] for m in listed["matches"]) == sorted(g[0] for g in games)
     srv.stop()
 
     async def read_back() -> None:
@@ -170,7 +180,7 @@ def test_the_timestamp_migration_downgrades_to_the_old_text(tmp_path: Path) -> N
         database = Database(f"sqlite+aiosqlite:///{path}")
         try:
             await database.migrate()
-            assert _read(path, "SELECT version_num FROM alembic_version") == [("0009",)]
+            assert _read(path, "SELECT version_num FROM alembic_version") == [("0010",)]
             async with database.engine.begin() as connection:
                 await connection.run_sync(downgrade)
         finally:

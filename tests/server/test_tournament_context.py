@@ -6,6 +6,8 @@ entrants against the pool; a tournament's progress counts the games of every rou
 from __future__ import annotations
 
 import asyncio
+import random
+import threading
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from _tournament_field import games_of, play_two_tournaments
 from _waiting import until
 from conftest import LiveServer
 
+from ply_arena.protocol.client import BotClient
 from ply_arena.protocol.verify import verify_record
 from ply_arena.server.cli.tournament import print_tournament
 
@@ -43,6 +46,59 @@ async def test_a_match_record_names_its_tournament_game(live_server: LiveServer)
             assert verify_record(old).ok
     listed = get(srv, "/api/matches?limit=200").json()["matches"]
     assert {m["tournament"]["name"] for m in listed} == {"gaunt", "rr"}
+
+
+async def test_an_aborted_and_replayed_match_keeps_its_tournament(
+    live_server: LiveServer,
+) -> None:
+    srv = live_server
+    tokens = [srv.create_bot(name)[1] for name in ("ab0", "ab1")]
+    created = post(srv, "/api/tournaments", srv.admin_token, name="redo", game="tic_tac_toe",
+                   bots=["ab0", "ab1"], time_control={"move_ms": 30000, "bank_ms": 0})  # fmt: skip
+    assert created.status_code == 201, created.text
+    # The bots hold their moves until the first match has been aborted.
+    aborted = threading.Event()
+
+    def choose(state: Any, legal: list[str], clock: Any) -> str:
+        aborted.wait(timeout=60)
+        return random.choice(legal)
+
+    clients = [
+        BotClient(srv.ws_url, t, choose, game="tic_tac_toe", lobby=False, games=0) for t in tokens
+    ]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        await until(lambda: all(c.bot_name for c in clients), 20, "the bots logged in")
+        assert post(srv, "/api/tournaments/redo/start", srv.admin_token).status_code == 200
+
+        def playing() -> tuple[int, dict[str, Any]] | None:
+            doc = get(srv, "/api/tournaments/redo").json()
+            live = [(r, g) for r, g in games_of(doc) if g["live"]]
+            return live[0] if live else None
+
+        round_, game = await until(playing, 20, "a game under way")
+        first = game["match_id"]
+        stopped = post(srv, f"/api/matches/{first}/abort", srv.admin_token)
+        assert stopped.status_code == 200, stopped.text
+        aborted.set()
+        doc = await until(
+            lambda: (d := get(srv, "/api/tournaments/redo").json())["status"] == "finished" and d,
+            60,
+            "the tournament to finish",
+        )
+    finally:
+        aborted.set()
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    replayed = next(g for r, g in games_of(doc) if (r, g["board"]) == (round_, game["board"]))
+    assert replayed["replays"] == 1 and replayed["match_id"] != first
+    record = get(srv, f"/api/matches/{first}").json()
+    assert record["status"] == "aborted"
+    assert record["tournament"] == {"name": "redo", "round": round_, "board": game["board"]}
+    # The tournament's matches: its two games' and the aborted one.
+    played = {g["match_id"] for _, g in games_of(doc)}
+    assert _ids(srv, "tournament=redo") == (played | {first}, 3)
 
 
 async def test_the_match_list_filters_by_tournament_and_class(live_server: LiveServer) -> None:
