@@ -35,9 +35,13 @@ def progress(
         by_round.setdefault(game.round, []).append(game)
     rounds_total, games_total = _planned(tournament, entrants, pool, by_round)
     # The round under way: the first with a game still to play (a round robin's later rounds
-    # may start before an earlier one is over), else the last one drawn.
+    # may start before an earlier one is over); when none is (finished or cancelled), the last
+    # round a game was decided in, so that a cancelled round robin does not claim its last.
     open_rounds = [r for r, gs in sorted(by_round.items()) if any(g.status in OPEN for g in gs)]
-    number = open_rounds[0] if open_rounds else max(by_round, default=0)
+    decided_rounds = [r for r, gs in by_round.items() if any(g.status in DECIDED for g in gs)]
+    number = (
+        open_rounds[0] if open_rounds else max(decided_rounds, default=min(by_round, default=0))
+    )
     current = by_round.get(number, [])
     return {
         "games": {"total": games_total, "decided": _decided(stored)},
@@ -61,10 +65,10 @@ def _planned(
 ) -> tuple[int, int]:
     """(rounds, games) of the whole tournament."""
     stored_games = sum(len(gs) for gs in by_round.values())
+    if tournament.status in ("finished", "cancelled"):
+        # Nothing more will be drawn: what is stored is the whole tournament.
+        return max(by_round, default=0), stored_games
     if tournament.format == "swiss":
-        if tournament.status in ("finished", "cancelled"):
-            # Nothing more will be drawn: what is stored is the whole tournament.
-            return max(by_round, default=0), stored_games
         # Each round seats everyone: ceil(n / 2) games, a bye among them when n is odd.
         per_round = (len(entrants) + 1) // 2
         undrawn = max(0, tournament.rounds - max(by_round, default=0))

@@ -197,3 +197,24 @@ async def test_a_swiss_counts_the_games_of_every_round(live_server: LiveServer) 
     doc = get(srv, "/api/tournaments/sw").json()
     assert doc["games"] == {"total": 2, "decided": 0}
     assert doc["round"] == {"number": 1, "of": 1, "games": {"total": 2, "decided": 0}}
+
+
+async def test_a_cancelled_round_robin_stays_at_the_round_it_reached(
+    live_server: LiveServer,
+) -> None:
+    srv = live_server
+    names = [srv.create_bot(f"cx{i}")[0] for i in range(3)]
+    created = post(srv, "/api/tournaments", srv.admin_token, name="cx", game="tic_tac_toe",
+                   bots=names, no_show_s=600)  # fmt: skip
+    assert created.status_code == 201, created.text
+    # Three entrants: six rounds of one game (the circle method gives one a bye each round).
+    assert created.json()["games"] == {"total": 6, "decided": 0}
+    assert created.json()["round"]["of"] == 6
+    assert post(srv, "/api/tournaments/cx/start", srv.admin_token).status_code == 200
+    # Nobody is connected: the rounds are drawn, and round 1's game waits for its bots.
+    await until(lambda: get(srv, "/api/tournaments/cx").json()["schedule"], 20, "rounds drawn")
+    assert post(srv, "/api/tournaments/cx/cancel", srv.admin_token).status_code == 200
+    doc = get(srv, "/api/tournaments/cx").json()
+    assert doc["status"] == "cancelled"
+    assert doc["games"] == {"total": 6, "decided": 0}
+    assert doc["round"] == {"number": 1, "of": 6, "games": {"total": 1, "decided": 0}}
