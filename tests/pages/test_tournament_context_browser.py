@@ -36,12 +36,14 @@ async def test_a_tournament_and_its_matches_link_to_each_other(
     assert await rows.count() == 4
     assert await page.locator("table.matches a.tournament-tag").count() == 4
     assert await page.locator("input[name=tournament]").input_value() == "gaunt"
+    await browser.shot(page, "tournament-matches")
 
     # A match names its tournament game and links back to the tournament.
     round_, game = games_of(field.gauntlet)[0]
     await page.goto(f"{srv.url}/matches/{game['match_id']}")
     line = await page.locator("p.match-tournament").inner_text()
     assert f"Tournament gaunt, round {round_}, board {game['board']}" in line
+    await browser.shot(page, "tournament-match-context")
     await page.click("p.match-tournament a.tournament-link")
     await page.wait_for_url("**/tournaments/gaunt")
 
