@@ -237,7 +237,12 @@ def log_config() -> dict[str, Any]:
     """uvicorn's logging configuration, plus one line per login, match start and end, and fatal
     connection error from the ``ply_arena.server`` loggers, in uvicorn's format."""
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    config["loggers"]["ply_arena.server"] = {"handlers": ["default"], "level": "INFO"}
+    config["formatters"]["arena"] = {
+        **config["formatters"]["default"],
+        "()": "ply_arena.server.log_lines.LineFormatter",
+    }
+    config["handlers"]["arena"] = {**config["handlers"]["default"], "formatter": "arena"}
+    config["loggers"]["ply_arena.server"] = {"handlers": ["arena"], "level": "INFO"}
     return config
 
 

@@ -14,6 +14,7 @@ a thousand waiting bots, and sorting them in both orders on every join 0.65 ms m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -33,7 +34,14 @@ class QueueKey:
         return cls(game, tc.move_ms, tc.bank_ms, policy)
 
     def time_control(self) -> TimeControl:
-        return TimeControl(move_ms=self.move_ms, bank_ms=self.bank_ms)
+        return _time_control(self.move_ms, self.bank_ms)
+
+
+@functools.lru_cache(maxsize=256)
+def _time_control(move_ms: int, bank_ms: int) -> TimeControl:
+    # Asked for every match the lobby pairs; a frozen model, so one instance per time control
+    # serves them all (validating a new one each time was a visible share of a pairing).
+    return TimeControl(move_ms=move_ms, bank_ms=bank_ms)
 
 
 @dataclass(frozen=True, slots=True)
