@@ -45,14 +45,20 @@ BulkWrite = Callable[[Connection, list[dict[str, Any]]], None]
 _BULK: dict[Write, tuple[int, BulkWrite]] = {}
 #: Writes committed ahead of the others queued with them (see register_bulk's ``ahead``).
 _AHEAD: set[Write] = set()
-#: Writes nobody waits for, which may wait a moment for company (see register_bulk's ``linger``).
-_LINGER: set[Write] = set()
+#: Writes nobody waits for, which may wait a moment for company (see register_bulk's
+#: ``linger``): fn -> the keyword that names what a write belongs to (a move: its match).
+_LINGER: dict[Write, str] = {}
 #: How long a batch of lingering writes alone waits for more writes before it commits.
-LINGER_S = 0.004
+LINGER_S = 0.02
 
 
 def register_bulk(
-    fn: Write, bulk: BulkWrite, *, phase: int = 0, ahead: bool = False, linger: bool = False
+    fn: Write,
+    bulk: BulkWrite,
+    *,
+    phase: int = 0,
+    ahead: bool = False,
+    linger: str | None = None,
 ) -> None:
     """Let the recorder run queued ``fn`` writes as one ``bulk`` call (executemany).
 
@@ -71,19 +77,24 @@ def register_bulk(
     and a new match waited for the one under way and then for the whole next one; now it
     waits for the one under way and a short one.
 
-    ``linger``: a batch made only of such writes (moves: the protocol does not wait for their
+    ``linger``: the keyword argument that names what a write belongs to (``"match_id"`` for
+    a move). A batch made only of such writes (moves: the protocol does not wait for their
     commit) waits up to ``LINGER_S`` for more writes before it commits; any other write ends
-    the wait at once. A transaction costs about a millisecond of the server's CPU whatever it
-    holds (aiosqlite's hand-overs between threads), and with bots that think, the writer took
-    each move as it came, one transaction per move or two: most of the server's CPU
-    (docs/benchmarks.md). A crash may lose these few milliseconds more of moves.
+    the wait at once, and so does a second write of the same owner (a match's next move while
+    its last one still waits): so no more than one write of each owner ever waits for company,
+    and a crash loses at most one move of a match to the wait, however long it is. Each
+    transaction costs the server CPU whatever it holds, and with bots that think, the writer
+    took each move as it came, one transaction per move or two (docs/benchmarks.md).
     """
     _BULK[fn] = (phase, bulk)
-    for flag, kinds in ((ahead, _AHEAD), (linger, _LINGER)):
-        if flag:
-            kinds.add(fn)
-        else:
-            kinds.discard(fn)
+    if ahead:
+        _AHEAD.add(fn)
+    else:
+        _AHEAD.discard(fn)
+    if linger is not None:
+        _LINGER[fn] = linger
+    else:
+        _LINGER.pop(fn, None)
 
 
 async def run_bulk(session: AsyncSession, bulk: BulkWrite, rows: list[dict[str, Any]]) -> None:
@@ -143,6 +154,8 @@ class Recorder:
         #: What the writer task waits on while it waits (for writes, or lingering for company).
         self._wake: asyncio.Future[None] | None = None
         self._lingering = False
+        #: The owners (see register_bulk's ``linger``) of the lingering writes pending.
+        self._owners: set[Any] = set()
         #: Committed transactions and writes, for tests and benchmarks.
         self.batches = 0
         self.writes = 0
@@ -162,11 +175,18 @@ class Recorder:
         future: asyncio.Future[Any] = loop.create_future()
         future.add_done_callback(_log_failure)
         self._pending.append(_Item(fn, kwargs, future))
-        if fn not in _LINGER:
+        owner_key = _LINGER.get(fn)
+        if owner_key is None:
             self._company = True
             self._wake_writer()
-        elif not self._lingering:
-            self._wake_writer()
+        else:
+            owner = kwargs.get(owner_key)
+            if owner in self._owners:
+                self._company = True  # its owner's last write still waits: no longer
+            else:
+                self._owners.add(owner)
+            if self._company or not self._lingering:
+                self._wake_writer()
         return future
 
     async def flush(self) -> None:
@@ -232,6 +252,13 @@ class Recorder:
                     break
                 batch.append(item)
             del pending[: len(batch) + stopping]
+            self._owners.clear()
+            if pending:  # a batch cut at max_batch: the rest still wait, with their owners
+                self._owners.update(
+                    item.kwargs.get(_LINGER[item.fn])
+                    for item in pending
+                    if item is not None and item.fn in _LINGER
+                )
             if batch:
                 urgent = [item for item in batch if item.fn in _AHEAD]
                 if urgent and len(batch) - len(urgent) > AHEAD_ALONE_OVER:

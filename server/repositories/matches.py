@@ -572,5 +572,5 @@ def iso(moment: datetime) -> str:
 # Phases: within a run of queued bulk writes the recorder groups them per function, in this
 # order. For any one match they are submitted in this order anyway (created, moves, finished).
 register_bulk(create_match, create_matches, phase=0, ahead=True)
-register_bulk(record_move, record_moves, phase=1, linger=True)
+register_bulk(record_move, record_moves, phase=1, linger="match_id")
 register_bulk(finish_match, finish_matches, phase=2)

@@ -300,6 +300,29 @@ async def test_moves_alone_wait_a_moment_for_company_and_share_a_commit(
     assert (recorder.batches - batches, recorder.writes - writes) == (1, 3)
 
 
+async def test_a_matchs_second_move_ends_the_lingering_so_at_most_one_of_its_moves_waits(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Moves of different matches keep waiting for company; a match's next move while its last
+    one still waits ends the wait at once: a crash never loses more than one move of a match to
+    the wait, however long it is."""
+    monkeypatch.setattr(recorder_module, "LINGER_S", 60.0)
+    ids = await _two_bots(database)
+    await _new_match(database, "m", ids)
+    await _new_match(database, "n", ids)
+    recorder = database.recorder
+    first = recorder.submit(matches.record_move, **_move("m", 0))
+    other = recorder.submit(matches.record_move, **_move("n", 0))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert recorder._lingering and not first.done() and not other.done()
+    second = recorder.submit(matches.record_move, **_move("m", 1))
+    await asyncio.wait_for(asyncio.gather(first, other, second), 10)
+    async with database.session() as session:
+        record = await matches.get_match(session, "m")
+    assert record is not None and [m["ply"] for m in record["moves"]] == [0, 1]
+
+
 async def test_a_write_someone_waits_for_ends_the_lingering_at_once(
     database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
