@@ -167,8 +167,13 @@ def test_backgammon_board_layout() -> None:
     on_24 = [e for e in with_classes(root, "piece", "seat-0") if e.get("data-point") == "24"]
     assert len(on_24) == 2
     assert all(float(e.get("cy", "")) < 200 and float(e.get("cx", "")) > 250 for e in on_24)
-    numbers = [t.text or "" for t in with_classes(root, "point-number")]
-    assert sorted(numbers, key=int) == [str(p) for p in range(1, 25)]
+    # Both numberings: white's 24 is black's 1, at the same x.
+    for seat in (0, 1):
+        numbers = [t.text or "" for t in with_classes(root, "point-number", f"seat-{seat}")]
+        assert sorted(numbers, key=int) == [str(p) for p in range(1, 25)]
+    white = {t.text: t.get("x") for t in with_classes(root, "point-number", "seat-0")}
+    black = {t.text: t.get("x") for t in with_classes(root, "point-number", "seat-1")}
+    assert all(white[str(p)] == black[str(25 - p)] for p in range(1, 25))
     assert root.get("aria-label", "").startswith("Backgammon, opening roll;")
     assert [t.text for t in with_classes(root, "status")] == ["Opening roll"]
     assert not with_classes(root, "die")

@@ -1,7 +1,9 @@
 """Backgammon from white's side, as ``Backgammon.render`` prints it: points 13-24 along the top
 from left to right, 12-1 along the bottom, so white's home board (points 1-6) is bottom right and
-white bears off into the tray on the right. Point numbers are white's (the JSON's); black numbers
-the same points 25 - p.
+white bears off into the tray on the right. Each point carries both numberings, since each side's
+moves are written in its own: white's (the JSON's) on the outer row, black's (25 - p) on the inner
+row, each row named at its end over the tray (``point-number seat-N``); the row of the seat on turn
+is dark and bold, the other grey.
 
 Checkers on the points are ``piece seat-N`` (one element per checker; a stack taller than five
 is squeezed onto the point and shows its count). Checkers on the bar are ``bar-piece seat-N``
@@ -32,7 +34,7 @@ GAP = 50  # between the points' tips: the turn and the dice
 BAR_W = 40
 FRAME = 12
 TRAY_W = 44
-NUMBERS = 22  # the rows of point numbers above and below the board
+NUMBERS = 34  # the two rows of point numbers (white's, black's) above and below the board
 SLAB_H = 8  # a borne-off checker seen edge on: fifteen fit in a point's height
 DIE = 32
 
@@ -51,6 +53,7 @@ TRAY = "#4E2F1B"
 BED = "#2F6B4F"
 POINT_COLOURS = ("#E8D8B0", "#B0483A")  # odd points cream, even points brick
 INK = "#333333"
+MUTED = "#8A8F98"  # the numbering of the seat not on turn
 LIGHT_INK = "#F5F1E6"  # text on the green bed and in the dark tray
 RING = "#0072B2"
 _COLOURS = SEAT_COLOURS["backgammon"]
@@ -93,7 +96,7 @@ def draw(position: dict[str, Any], state: State, highlight: str | None) -> Drawi
     parts += _stack(bar_x, MIDDLE - 4, -1, bar[WHITE], WHITE, "bar-piece", "bar")
     parts += _stack(bar_x, MIDDLE + 4, 1, bar[BLACK], BLACK, "bar-piece", "bar")
     parts += _tray(off)
-    parts += _numbers()
+    parts += _numbers(turn)
     status = _status(position, state)
     shown = status[0].upper() + status[1:]
     parts.append(
@@ -226,11 +229,37 @@ def _tray(off: list[int]) -> list[str]:
     return out
 
 
-def _numbers() -> list[str]:
+def _numbers(turn: int | None) -> list[str]:
+    """White's numbers on the outer rows, black's on the inner ones; ``turn``'s row stands out."""
     out = []
-    for p in range(1, 25):
-        y = NUMBERS / 2 if p >= 13 else HEIGHT - NUMBERS / 2
-        out.append(label(_point_x(p), y, str(p), size=13, class_="point-number", fill=INK))
+    outer, inner = 9, NUMBERS - 8  # from the edge of the drawing
+    for seat, offset in ((WHITE, outer), (BLACK, inner)):
+        strong = turn is None or seat == turn
+        style = {"fill": INK if strong else MUTED, "font_weight": "bold" if strong else None}
+        for p in range(1, 25):
+            number = p if seat == WHITE else 25 - p
+            y = offset if p >= 13 else HEIGHT - offset
+            out.append(
+                label(
+                    _point_x(p),
+                    y,
+                    str(number),
+                    size=12,
+                    class_=f"point-number seat-{seat}",
+                    **style,
+                )
+            )
+        for y in (offset, HEIGHT - offset):
+            out.append(
+                label(
+                    TRAY_X + TRAY_W / 2,
+                    y,
+                    _LABELS[seat].lower(),
+                    size=12,
+                    class_=f"numbering seat-{seat}",
+                    **style,
+                )
+            )
     return out
 
 

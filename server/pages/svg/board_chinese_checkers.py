@@ -1,6 +1,12 @@
 """Chinese checkers: the 121-hole star with its holes on their real hexagonal lattice, the three
-seats' pieces (``piece seat-N``), each seat's home point tinted with its colour, and below the
-star a legend of the seats (the one to move in bold) and a status line.
+seats' pieces (``piece seat-N``), each seat's home point tinted with its colour (``home seat-N``)
+and the point it must reach outlined, dashed, in the same colour (``target seat-N``), and below
+the star a legend of the seats (the one to move in bold), how holes are named and a status line.
+
+Holes are named as moves write them (``m2-m3``): a row letter, a to q from the top, and the
+hole's place in its row from the left. Each row's letter stands left of the row
+(``row-label``), and each hole (``hole``, ``data-cell``) and piece carries its name as a
+tooltip (``<title>``).
 
 Geometry: ``ply_arena.games.chinese_checkers`` centres every row of ``ROW_LENGTHS`` on doubled
 column 12, so the hole at position k (from 0) of a row of n holes sits at doubled column ``12 - (n -
@@ -16,7 +22,7 @@ from typing import Any
 from ply_arena.games import State
 from ply_arena.games.chinese_checkers import ROW_LENGTHS, ROW_LETTERS, ChineseCheckersState
 from ply_arena.server.pages.svg.board_parts import INK, Drawing, last_move_ring
-from ply_arena.server.pages.svg.markup import element, label, points_attribute
+from ply_arena.server.pages.svg.markup import element, label, points_attribute, text
 from ply_arena.server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
 
 SPACING = 22  # between neighbouring holes
@@ -25,7 +31,7 @@ MARGIN = 22
 PIECE_R = 8.5
 HOLE_R = 3
 STAR_PAD = 0.75 * SPACING  # the star's edge beyond the outermost holes
-LEGEND_H = 56  # the legend line and the status line below the star
+LEGEND_H = 76  # the legend line, the naming line and the status line below the star
 WIDTH = 2 * MARGIN + 24 * SPACING / 2
 STAR_HEIGHT = 2 * MARGIN + 16 * ROW_HEIGHT
 CENTRE = (MARGIN + 12 * SPACING / 2, MARGIN + 8 * ROW_HEIGHT)  # hole i5, the middle row's
@@ -33,6 +39,7 @@ CENTRE = (MARGIN + 12 * SPACING / 2, MARGIN + 8 * ROW_HEIGHT)  # hole i5, the mi
 STAR_FILL = "#F3EAD7"
 STAR_EDGE = "#C9B79C"
 HOLE_FILL = "#A89880"
+ROW_INK = "#6B5E4B"
 RING = "#1A1A1A"
 _COLOURS = SEAT_COLOURS["chinese_checkers"]
 _LABELS = SEAT_LABELS["chinese_checkers"]
@@ -60,15 +67,26 @@ def draw(position: dict[str, Any], state: State, highlight: str | None) -> Drawi
     pieces: list[list[str]] = position["pieces"]
     parts = [_star()]
     parts += [
-        element("circle", class_="hole", cx=x, cy=y, r=HOLE_R, fill=HOLE_FILL)
-        for x, y in HOLE_CENTRES.values()
+        element(
+            "circle",
+            element("title", text(name)),
+            class_="hole",
+            cx=x,
+            cy=y,
+            r=HOLE_R,
+            data_cell=name,
+            fill=HOLE_FILL,
+        )
+        for name, (x, y) in HOLE_CENTRES.items()
     ]
+    parts += _row_labels()
     for seat, names in enumerate(pieces):
         for name in names:
             x, y = HOLE_CENTRES[name]
             parts.append(
                 element(
                     "circle",
+                    element("title", text(f"{_LABELS[seat]} on {name}")),
                     class_=f"piece seat-{seat}",
                     cx=x,
                     cy=y,
@@ -98,13 +116,32 @@ def draw(position: dict[str, Any], state: State, highlight: str | None) -> Drawi
         parts.append(last_move_ring(*HOLE_CENTRES[path[-1]], PIECE_R + 3, RING))
     status = _status(position, state)
     parts += _legend(position["player"], state.is_terminal())
-    parts.append(label(WIDTH / 2, STAR_HEIGHT + 40, status, size=13, class_="status", fill=INK))
+    parts.append(
+        label(
+            WIDTH / 2,
+            STAR_HEIGHT + 38,
+            "Holes: row a-q from the top, then 1, 2, … from the left",
+            size=11,
+            class_="naming",
+            fill=INK,
+        )
+    )
+    parts.append(label(WIDTH / 2, STAR_HEIGHT + 60, status, size=13, class_="status", fill=INK))
     return Drawing(
         width=WIDTH,
         height=STAR_HEIGHT + LEGEND_H,
         body="".join(parts),
         summary=f"Chinese checkers, {status}",
     )
+
+
+def _row_labels() -> list[str]:
+    """Each row's letter, left of its first hole (in the star's padding)."""
+    out = []
+    for letter in ROW_LETTERS:
+        x, y = HOLE_CENTRES[f"{letter}1"]
+        out.append(label(x - 0.72 * SPACING, y, letter, size=10, class_="row-label", fill=ROW_INK))
+    return out
 
 
 def _corner(index: int, radius: float) -> tuple[float, float]:
@@ -139,10 +176,28 @@ def _star() -> str:
         parts.append(
             element(
                 "polygon",
+                element("title", text(f"{_LABELS[seat]}'s home")),
                 class_=f"home seat-{seat}",
                 points=points_attribute(corner),
                 fill=_COLOURS[seat],
                 fill_opacity=0.22,
+            )
+        )
+        # The opposite point: where the seat's pieces must all go.
+        goal = tip + 6
+        inset = outer - 0.5 * STAR_PAD, inner - 0.3 * STAR_PAD
+        corner = [_corner(goal, inset[0]), _corner(goal + 1, inset[1]), _corner(goal - 1, inset[1])]
+        parts.append(
+            element(
+                "polygon",
+                element("title", text(f"{_LABELS[seat]}'s goal")),
+                class_=f"target seat-{seat}",
+                points=points_attribute(corner),
+                fill="none",
+                stroke=_COLOURS[seat],
+                stroke_width=2.5,
+                stroke_dasharray="6 4",
+                stroke_linejoin="round",
             )
         )
     return "".join(parts)

@@ -1,5 +1,7 @@
 """Othello: a green 8x8 board with black (seat 0) and white (seat 1) discs, columns a-h from the
-left and rows 1-8 from the top, as ``ply_arena.games.othello`` names the squares."""
+left and rows 1-8 from the top, as ``ply_arena.games.othello`` names the squares. Under the board,
+the disc count (``disc-count seat-N``, each with ``data-count``), the score an Othello player
+reads first."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from ply_arena.server.pages.svg.palette import SEAT_COLOURS, SEAT_LABELS
 CELL = 50
 MARGIN = 26  # room for the coordinates above and on the left
 RIGHT = 8
+COUNT_ROW = 34  # the disc count under the board
 DISC_R = 21
 BOARD = "#2E7D4F"
 LINES = "#0B3D1F"
@@ -69,12 +72,42 @@ def draw(position: dict[str, Any], state: State, highlight: str | None) -> Drawi
         middle = MARGIN + i * CELL + CELL / 2
         parts.append(label(middle, MARGIN / 2, "abcdefgh"[i], size=16, class_="coord", fill=INK))
         parts.append(label(MARGIN / 2, middle, str(i + 1), size=16, class_="coord", fill=INK))
+    parts += _disc_count(counts, MARGIN + size + RIGHT + COUNT_ROW / 2)
     return Drawing(
         width=MARGIN + size + RIGHT,
-        height=MARGIN + size + RIGHT,
+        height=MARGIN + size + RIGHT + COUNT_ROW,
         body="".join(parts),
         summary=f"Othello, {_status(state)}; Black {counts[0]}, White {counts[1]}",
     )
+
+
+def _disc_count(counts: list[int], y: float) -> list[str]:
+    """ "● Black 12   ○ White 10": a disc of each colour with its count, centred under the board."""
+    out = []
+    for seat, cx in ((0, MARGIN + 2 * CELL), (1, MARGIN + 6 * CELL)):
+        out.append(
+            element(
+                "circle",
+                cx=cx - 48,
+                cy=y,
+                r=10,
+                fill=_COLOURS[seat],
+                stroke=_OUTLINES[seat],
+                stroke_width=1.5,
+            )
+        )
+        out.append(
+            label(
+                cx + 8,
+                y,
+                f"{_LABELS[seat]} {counts[seat]}",
+                size=18,
+                fill=INK,
+                class_=f"disc-count seat-{seat}",
+                data_count=counts[seat],
+            )
+        )
+    return out
 
 
 def _status(state: State) -> str:
