@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 #: Version of the JSON shape (docs/agents.md, "Traces").
@@ -274,3 +275,16 @@ def fmt(x: Any) -> str:
             return "0"  # no "-0"
         return f"{x:.4g}"
     return str(x)
+
+
+def prob(p: float) -> str:
+    """A probability as the notes write it: a fraction when it is one (1/36, 1/18, 1/2), else
+    as ``fmt`` writes a value.
+
+    >>> prob(1 / 36), prob(2 / 36), prob(0.8), prob(1.0), prob(0.123456)
+    ('1/36', '1/18', '4/5', '1', '0.1235')
+    """
+    exact = Fraction(p).limit_denominator(1296)  # two dice rolled twice at the most
+    if p > 0 and abs(float(exact) - p) < 1e-12 * max(1.0, abs(p)):
+        return str(exact)
+    return fmt(p)

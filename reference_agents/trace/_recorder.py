@@ -127,6 +127,25 @@ class Recorder:
             }
         }
 
+    def eval_vector_data(self, state: State) -> dict[str, Any]:
+        """How eval(n) was computed for every seat, each as MAX: max^n's vector, one line per
+        component ("X: 6 - 4 = 2, O: 4 - 6 = -2")."""
+        if self.form is None or state.is_terminal():
+            return {}
+        per_seat = [self.form.terms(state, seat) for seat in range(len(self.players))]
+        return {
+            "eval": {
+                "formula": self.form.formula,
+                "for": "every seat",
+                "terms": [list(t) for t in per_seat],
+                "text": ", ".join(
+                    f"{self.players[seat]}: {a} - {b} = {a - b}"
+                    for seat, (a, b) in enumerate(per_seat)
+                ),
+                "vector": True,
+            }
+        }
+
     def who(self, seat: int) -> str | None:
         return self.players[seat] if seat >= 0 else None
 
@@ -173,17 +192,26 @@ class Recorder:
         return frame
 
     def enter(
-        self, state: State, depth: int, kind: str, me: int, moves: Sequence[Move] | None = None
+        self,
+        state: State,
+        depth: int,
+        kind: str,
+        me: int,
+        moves: Sequence[Move] | None = None,
+        *,
+        vector: bool = False,
     ) -> Frame | None:
         """The search enters a node as the notes draw it: a terminal state (its utility), the
-        depth limit (eval(n), for ``me``), or a ``kind`` node whose ``moves`` are searched (the
-        game's order unless given)."""
+        depth limit (eval(n), for ``me``; for every seat when the values are ``vector``s, as
+        max^n's are), or a ``kind`` node whose ``moves`` are searched (the game's order unless
+        given)."""
         if state.is_terminal():
             return self.open("terminal", state, None)
         if depth <= 0:
             frame = self.open("eval", state, self.who(state.player))
             if frame is not None:
-                frame.node.data.update(self.eval_data(state, me))
+                data = self.eval_vector_data(state) if vector else self.eval_data(state, me)
+                frame.node.data.update(data)
             return frame
         moves = list(state.actions()) if moves is None else moves
         return self.open(kind, state, self.who(state.player), moves)

@@ -15,6 +15,9 @@ def leaf(node: TraceNode) -> str | None:
         if e is None:
             return f"eval(n) = {fmt(node.value)}"
         name = e["formula"].split(" = ")[0]
+        if e.get("vector"):
+            # max^n: each seat's evaluation, as MAX, and the vector they make.
+            return f"eval {name} for each seat: {e['text']} → {fmt(node.value)}"
         line = f"eval {name} = {e['text']}" + (
             f" for {e['for']}" if e["text"].split(" = ")[-1] != fmt(node.value) else ""
         )

@@ -2,7 +2,7 @@
 
 The nodes are the agent's own calls: the root is ``expectiminimax_decision``, every other node a
 call of ``value``, the notes' case analysis (terminal, depth limit, RAND, MAX, MIN). A RAND node
-shows each outcome's probability and the weighted sum it backs up, "0.5×1 + 0.5×4 = 2.5"; with
+shows each outcome's probability and the weighted sum it backs up, "1/2×1 + 1/2×4 = 2.5"; with
 Star1 pruning on, a RAND node whose value is already known to lie outside [alpha, beta] stops,
 and its sum ends with the bound it used for the outcomes it skipped ("0.2×(at most 10)").
 MAX and MIN nodes prune as alpha-beta does (fail-soft).
@@ -15,7 +15,7 @@ from typing import Any
 
 from ply_arena import games
 from ply_arena.games import Move, State
-from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt, prob
 from ply_arena.reference_agents.trace._recorder import Frame, Recorder
 from ply_arena.reference_agents.trace._text import cutoff, leaf, who, window
 
@@ -77,7 +77,8 @@ class ExpectiminimaxRecorder(Recorder):
         if node.kind == "chance":
             assert frame.probs is not None
             terms = [
-                f"{fmt(p)}×{fmt(v)}" for p, v in zip(frame.probs, frame.child_values, strict=False)
+                f"{prob(p)}×{_factor(v)}"
+                for p, v in zip(frame.probs, frame.child_values, strict=False)
             ]
             if cut:
                 rest = sum(frame.probs[frame.searched :])
@@ -86,7 +87,7 @@ class ExpectiminimaxRecorder(Recorder):
                 upper = not math.isinf(alpha) and value <= alpha + 1e-9 * (1 + abs(alpha))
                 bound = self.game.max_utility if upper else self.game.min_utility
                 side = "most" if upper else "least"
-                terms.append(f"{fmt(rest)}×(at {side} {fmt(self.show(float(bound)))})")
+                terms.append(f"{prob(rest)}×(at {side} {fmt(self.show(float(bound)))})")
                 node.data["star1"] = {
                     "after": self.label(frame.state, frame.moves[frame.searched - 1]),
                     "bound": "upper" if upper else "lower",
@@ -118,7 +119,7 @@ def describe(node: TraceNode, trace: Trace) -> str:
         text = f"{who(node, trace, node.kind.upper())} {window(node)} = {fmt(node.value)}"
         text += cutoff(node)
     p = node.data.get("probability")
-    return f"p={fmt(p)} {text}" if p is not None else text
+    return f"p={prob(p)} {text}" if p is not None else text
 
 
 #: Terms of a weighted sum written out in a text line (the JSON has them all).
@@ -135,3 +136,8 @@ def _weighted(node: TraceNode) -> str:
     head = terms[: _TERMS_SHOWN - 1]
     left = len(terms) - len(head) - (1 if tail else 0)
     return " + ".join([*head, f"… ({left} more)", *([tail] if tail else [])])
+
+
+def _factor(v: float | None) -> str:
+    """A value multiplied by a probability: in brackets when negative, "1/36×(-0.5)"."""
+    return f"({fmt(v)})" if v is not None and v < 0 else fmt(v)

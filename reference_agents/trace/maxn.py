@@ -88,7 +88,7 @@ class MaxNRecorder(Recorder):
         ) -> tuple[tuple[float, ...], list[Move]]:
             above = self.current()
             parent_player = above.node.player if above is not None else None
-            frame = self.enter(state, depth, "choice", self.root_state.player)
+            frame = self.enter(state, depth, "choice", self.root_state.player, vector=True)
             vector, line = original(state, depth, parent_best)
             self.close(frame, self.show(vector))
             if frame is not None and frame.searched < len(frame.moves):

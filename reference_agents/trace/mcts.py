@@ -22,7 +22,7 @@ from ply_arena import games
 from ply_arena.games import Move, State
 from ply_arena.reference_agents._agent import SearchInfo
 from ply_arena.reference_agents.mcts import _OutOfTime
-from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt
+from ply_arena.reference_agents.trace._model import Trace, TraceNode, fmt, prob
 from ply_arena.reference_agents.trace._recorder import Recorder
 
 KINDS = {
@@ -289,7 +289,7 @@ def describe(node: TraceNode, trace: Trace) -> str:
     if d.get("proven") is not None:
         text += f"  proven {fmt(d['proven'])}"
     p = d.get("probability")
-    return f"p={fmt(p)} {text}" if p is not None else text
+    return f"p={prob(p)} {text}" if p is not None else text
 
 
 def simulations_text(trace: Trace) -> list[str]:
@@ -301,7 +301,7 @@ def simulations_text(trace: Trace) -> list[str]:
             if s["how"] == "ucb":
                 path.append(f"{s['move']} (UCB {fmt(s['ucb'])})")
             elif s["how"] == "roll":
-                path.append(f"{s['move']} (roll, p={fmt(s['probability'])})")
+                path.append(f"{s['move']} (roll, p={prob(s['probability'])})")
         expansion = sim.get("expansion")
         if expansion is not None and any(
             s["how"] == "roll" and s.get("new") and s["move"] == expansion for s in sim["selection"]

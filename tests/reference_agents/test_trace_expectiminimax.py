@@ -51,15 +51,15 @@ def test_without_pruning_every_rand_node_is_the_notes_weighted_sum() -> None:
     assert [n.value for n in (c, a, d)] == [2.5, 2.0, 1.0]
     assert [ch.data["probability"] for ch in d.children] == [0.8, 0.2]
     assert [ch.value for ch in d.children] == [0, 5]
-    assert d.data["weighted"] == "0.8×0 + 0.2×5" and "star1" not in d.data
-    assert "└── d: CHANCE [-inf, +inf] = 0.8×0 + 0.2×5 = 1" in text
-    assert "    ├── 0: p=0.8 MIN [-inf, +inf] = 0" in text
+    assert d.data["weighted"] == "4/5×0 + 1/5×5" and "star1" not in d.data
+    assert "└── d: CHANCE [-inf, +inf] = 4/5×0 + 1/5×5 = 1" in text
+    assert "    ├── 0: p=4/5 MIN [-inf, +inf] = 0" in text
     assert len(tree.leaf_visits) == 12  # every leaf
 
 
 def test_star1_stops_the_rand_node_that_cannot_reach_alpha() -> None:
     tree, (c, a, d), text = rand_nodes(pruning=True)
-    assert c.data["weighted"] == "0.5×1 + 0.5×4" and c.value == 2.5
+    assert c.data["weighted"] == "1/2×1 + 1/2×4" and c.value == 2.5
     # a's second outcome gets the window [2, 10]: its MIN stops at 1 and never reads the 8
     assert a.children[1].data["alpha"] == 2 and a.children[1].data["pruned"] == ["1"]
     # at d, after the 0.8 outcome is worth 0, d is at most 0 + 0.2 x 10 = 2 <= alpha 2.5
@@ -72,11 +72,11 @@ def test_star1_stops_the_rand_node_that_cannot_reach_alpha() -> None:
         "window": 2.5,
     }
     assert d.data["pruned"] == ["1"] and d.value == pytest.approx(2.0)
-    assert d.data["weighted"] == "0.8×0 + 0.2×(at most 10)"
+    assert d.data["weighted"] == "4/5×0 + 1/5×(at most 10)"
     # and the 0.8 outcome got its own window: (2.5 - 0 - 0.2 x 10) / 0.8 = 0.625
     (first,) = d.children
     assert math.isclose(first.data["alpha"], 0.625) and first.data["pruned"] == ["1"]
-    line = "d: CHANCE [2.5, +inf] = 0.8×0 + 0.2×(at most 10) = 2  Star1 cut-off (2 <= alpha 2.5)"
+    line = "d: CHANCE [2.5, +inf] = 4/5×0 + 1/5×(at most 10) = 2  Star1 cut-off (2 <= alpha 2.5)"
     assert line in text
     assert (2, 1, 0) not in tree.leaf_visits and (2, 0, 1) not in tree.leaf_visits
 
@@ -101,3 +101,16 @@ def test_backgammon_rolls_are_chance_nodes_with_their_probabilities() -> None:
     assert {ch.kind for ch in full.children} == {"min"}
     assert full.children[0].children == [] and full.children[0].size > 1  # not recorded
     assert any("star1" in n.data for n in rolls)  # Star1 fires in backgammon too
+
+
+def test_dice_probabilities_are_written_as_the_notes_write_them() -> None:
+    game = games.get("backgammon")
+    state = game.initial_state()
+    for move in ("3-1", "8/5 6/5", "6-5"):
+        state = state.result(game.parse_move(state, move))
+    agent = reference_agents.make("expectiminimax", game, depth=2)
+    _, _, t = record(agent, state, view=View(limit=12))
+    text = render_text(t)
+    assert "1-1: p=1/36 MIN (white)" in text and "2-1: p=1/18 MIN (white)" in text
+    assert "0.02778" not in text and "0.05556" not in text
+    assert "= 1/36×" in text and "+ 1/18×" in text

@@ -129,3 +129,17 @@ def test_chinese_checkers_vectors_for_three_seats() -> None:
     assert all(isinstance(n.value, tuple) and len(n.value) == 3 for n in t.root.children)
     assert t.root.value is not None and t.root.value[0] == info.score  # type: ignore[index]
     assert t.players == ["Red", "Green", "Blue"] and t.root.player == "Red"
+
+
+def test_a_leaf_at_the_depth_limit_shows_every_seats_evaluation_and_the_vector() -> None:
+    game = games.get("tic_tac_toe")
+    state = game.initial_state()
+    state = state.result(game.parse_move(state, "b2"))
+    agent = reference_agents.make("maxn", game, depth=1)
+    _, _, t = record(agent, state)
+    text = render_text(t)
+    # After O plays c2 (X has b2): X has 6 lines open, O 4.
+    assert "c2: eval E(n) for each seat: X: 6 - 4 = 2, O: 4 - 6 = -2 → (2, -2)" in text
+    assert t.root is not None
+    (leaf,) = [n for n in t.root.children if n.move == "c2"]
+    assert leaf.data["eval"]["terms"] == [[6, 4], [4, 6]]

@@ -68,7 +68,7 @@ def test_proofs_and_chance_nodes_keep_the_count() -> None:
     assert t.root is not None and check_visits_add_up(t.root) == t.root.size
     rolls = [n for n in t.root.walk() if n.kind == "chance"]
     assert rolls and all(0 < ch.data["probability"] <= 1 / 18 for n in rolls for ch in n.children)
-    assert "p=0.05556 N=" in render_text(t) or "p=0.02778 N=" in render_text(t)
+    assert "p=1/18 N=" in render_text(t) or "p=1/36 N=" in render_text(t)
 
 
 def test_ucb_is_the_notes_formula_and_chose_the_child() -> None:
