@@ -138,6 +138,6 @@ def _weighted(node: TraceNode) -> str:
     return " + ".join([*head, f"… ({left} more)", *([tail] if tail else [])])
 
 
-def _factor(v: float | None) -> str:
+def _factor(v: Any) -> str:
     """A value multiplied by a probability: in brackets when negative, "1/36×(-0.5)"."""
-    return f"({fmt(v)})" if v is not None and v < 0 else fmt(v)
+    return f"({fmt(v)})" if isinstance(v, int | float) and v < 0 else fmt(v)
