@@ -139,7 +139,7 @@ def _position(
                 }
             )
     else:
-        status = f"{seats[state.player]} to move"
+        status = words.sentence_case(f"{seats[state.player]} to move")
         for move in state.actions():
             notation = game.format_move(state, move)
             nexts.append({"move": notation, "url": _url(form, game.name, [*played, notation])})

@@ -79,6 +79,8 @@ _env.globals.update(static_url=static_url, game_title=words.game_title)
 _env.filters.update(
     game_title=words.game_title,
     points=words.points,
+    score=words.score,
+    game_score=words.game_score,
     think_time=words.think_time,
     json_island=json_island,
     # Control characters a bot sent (NUL, ESC, ...) shown as escapes, not written raw.

@@ -164,3 +164,33 @@ def points(x: float) -> str:
         whole = int(abs(x))
         return ("-" if x < 0 else "") + (str(whole) if whole else "") + "½"
     return f"{x:g}"
+
+
+def score(x: float) -> str:
+    """A bot's reported score, rounded as a reader takes it in: 0.0272, 1.25, 312, 1000000."""
+    if x == int(x):
+        return str(int(x))
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    if abs(x) >= 1:
+        return f"{x:.2f}".rstrip("0").rstrip(".")
+    return f"{x:.3g}"
+
+
+def game_score(bots: Sequence[str], payoffs: Sequence[float]) -> str:
+    """A tournament game's result as its standings count it, then in words: "1-0, alice won",
+    "½-½, drawn", "1-½-0, carol won" (three players: 1, ½, 0 for the places)."""
+    from ply_arena.server.tournaments.standings import GameResult, game_points
+
+    scored = game_points(GameResult(round=0, seats=tuple(bots), payoffs=tuple(payoffs)))
+    if len(set(payoffs)) == 1:
+        verdict = "drawn"
+    else:
+        winners = [b for b, p in zip(bots, payoffs, strict=True) if p == max(payoffs)]
+        verdict = " and ".join(winners) + (" won" if len(winners) == 1 else " shared the win")
+    return "-".join(points(x) for x in scored) + ", " + verdict
+
+
+def sentence_case(text: str) -> str:
+    """The first letter in capitals, as a status line starts: "Black to move"."""
+    return text[:1].upper() + text[1:]

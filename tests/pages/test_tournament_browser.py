@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -92,6 +93,10 @@ async def test_the_tournament_page_shows_the_exported_standings(
     # Every game links to its match, and the crosstable has a row per entrant.
     links = await page.locator(".round-games a.match-link").all()
     assert len(links) == 6
+    # Each game's result as the standings count it, then in words: "1-0, one2 won".
+    results = await page.locator(".round-games .game-score").all_text_contents()
+    assert len(results) == 6
+    assert all(re.fullmatch(r"(1-0, \S+ won|0-1, \S+ won|½-½, drawn)", r) for r in results), results
     assert await page.locator("table.crosstable tbody tr").count() == 3
     first = await links[0].get_attribute("href")
     await page.goto(f"{srv.url}{first}")

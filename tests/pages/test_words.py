@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from ply_arena.server.pages.words import result_sentence, short_result, think_time
+from ply_arena.server.pages.words import (
+    game_score,
+    result_sentence,
+    score,
+    sentence_case,
+    short_result,
+    think_time,
+)
 
 
 def test_faults_name_the_bot_its_seat_and_the_move() -> None:
@@ -88,3 +95,23 @@ def test_points_read_as_a_crosstable_writes_them() -> None:
 
     assert [points(x) for x in (1.0, 0.5, 2.5, 0.75, -1.0, -0.5, 0.0)] == [
         "1", "½", "2½", "0.75", "-1", "-½", "0"]  # fmt: skip
+
+
+def test_a_reported_score_is_rounded_as_a_reader_takes_it_in() -> None:
+    assert score(0.0271532) == "0.0272"
+    assert score(-0.123456) == "-0.123"
+    assert score(1.23456) == "1.23" and score(2.5) == "2.5"
+    assert score(312.66) == "313" and score(-1_000_000.0) == "-1000000"
+    assert score(3.0) == "3" and score(0) == "0"
+
+
+def test_a_tournament_game_is_written_as_standings_count_it_and_in_words() -> None:
+    assert game_score(["alice", "bob"], [1.0, -1.0]) == "1-0, alice won"
+    assert game_score(["alice", "bob"], [-2.0, 2.0]) == "0-1, bob won"  # a gammon is a win
+    assert game_score(["alice", "bob"], [0.0, 0.0]) == "½-½, drawn"
+    assert game_score(["a", "b", "c"], [-1.0, 0.0, 1.0]) == "0-½-1, c won"
+
+
+def test_a_status_starts_with_a_capital() -> None:
+    assert sentence_case("black to move") == "Black to move"
+    assert sentence_case("X to move") == "X to move" and sentence_case("") == ""

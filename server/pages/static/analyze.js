@@ -22,6 +22,14 @@
     });
     link.setAttribute(attribute, url.pathname + url.search);
   }, true);
+  // The position, the search and the tree shown are the game's and the agent's in the address:
+  // picking another game opens that game's start (its moves and agents are not this one's),
+  // picking another agent runs its search, so no tree on the page is stale.
+  const game = form.elements.namedItem("game");
+  game.addEventListener("change", function () {
+    location.assign("/analyze?game=" + encodeURIComponent(game.value));
+  });
+  form.elements.namedItem("agent").addEventListener("change", function () { form.requestSubmit(); });
 })();
 (function () {
   const island = document.getElementById("analysis-data");
