@@ -27,8 +27,9 @@ TABLES = """() => Array.from(document.querySelectorAll('.table-wrap')).map(w => 
     && ['auto', 'scroll'].includes(getComputedStyle(w).overflowX),
 }))"""
 
-#: Bot names drawn on more than one line (an inline link broken across lines has several boxes).
-BROKEN_NAMES = """() => Array.from(document.querySelectorAll('a.bot'))
+#: Bot and game names drawn on more than one line (an inline link broken across lines has
+#: several boxes).
+BROKEN_NAMES = """() => Array.from(document.querySelectorAll('a.bot, a[href^="/leaderboard/"]'))
   .filter(a => a.getClientRects().length > 1).map(a => a.textContent)"""
 
 #: The size, in CSS pixels, each text of the page's charts is drawn at.
