@@ -134,11 +134,12 @@ class Settings:
     pairing_tick_s: float = 0.5
 
     # --- house bots (server/house) -----------------------------------------------------------
-    #: Reference agents the server runs as ladder members, per game: ``GAME=AGENT@SECONDS,...``
-    #: separated by ``;`` (``@SECONDS``: thinking time per move; agent options as in
-    #: ``arena play``, e.g. ``alphabeta:depth=4``). "default": a random
-    #: bot and two searching bots of different strength in every game; "none": no house bots
-    #: (an empty ARENA_HOUSE_BOTS means the default, as every empty ARENA_* variable does).
+    #: Reference agents the server runs as ladder members, per game: ``GAME=AGENT[@SECONDS],...``
+    #: separated by ``;`` (agent options as in ``arena play``; ``alphabeta:depth=4``,
+    #: ``mcts:simulations=200``: fixed strength, whatever the load; ``@SECONDS``: thinking time
+    #: per move instead). "default": a random bot and two searching bots of fixed strength in
+    #: every game; "none": no house bots (an empty ARENA_HOUSE_BOTS means the default, as every
+    #: empty ARENA_* variable does).
     house_bots: str = "default"
     #: A bot alone in a lobby queue this long is paired with a house bot.
     house_wait_s: float = 2.0

@@ -32,9 +32,9 @@ def context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-def init_helper(server_pid: int | None = None) -> None:
-    """Run first in every helper process: lowest CPU priority, Ctrl+C ignored, and gone when
-    the server is (``server_pid``)."""
+def init_helper(server_pid: int | None = None, *, idle: bool = True) -> None:
+    """Run first in every helper process: lowest CPU priority (unless not ``idle``: then the
+    server's own), Ctrl+C ignored, and gone when the server is (``server_pid``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # SIGTERM (the server stopping its helpers) ends a helper at once, in the middle of a search
     # or waiting for one, whatever handler the fork server passed down (a measuring tool's, such
@@ -52,11 +52,14 @@ def init_helper(server_pid: int | None = None) -> None:
     # SCHED_IDLE (Linux): the helper runs only when nothing at normal priority wants the CPU,
     # so a search never delays the event loop, or the bots on the same machine. Elsewhere (or
     # if refused), a plain nice.
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):
+    if not idle:
+        return
+    if hasattr(os, "SCHED_IDLE"):
         with contextlib.suppress(OSError):
-            os.nice(NICENESS)
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            return
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
 
 
 def _exit_now(signum: int, frame: Any) -> None:

@@ -2,7 +2,7 @@
 
 Configured by ``settings.house_bots`` (``ARENA_HOUSE_BOTS``, read by
 :mod:`ply_arena.server.house.config`). Each is a real bot in the ``bots`` table (``house`` true,
-``agent`` its spec, a name such as ``house-mcts-0.2``, no token anyone knows), so its matches,
+``agent`` its spec, a name such as ``house-mcts-200``, no token anyone knows), so its matches,
 clocks, records and ratings are those of any bot, and a restart finds the same bot again. It
 connects to the referee in-process (:mod:`ply_arena.server.house.bot`) and searches in a process
 pool (:mod:`ply_arena.server.house.pool`), never on the event loop.

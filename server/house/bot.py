@@ -7,7 +7,9 @@ clocks on it, and it answers each turn with a ``MakeMove`` through the referee's
 turn and hands the answer over.
 
 Thinking time per move: the spec's seconds, capped by what is left of the move's ``move_ms``
-less a margin for the answer's way back (10% of it, at least 30 ms). The bank is never spent.
+less a margin for the answer's way back (10% of it, at least 30 ms). The bank is never spent. A
+bot of fixed strength (a depth or simulation count) searches that far whatever the time; the
+move's limit less the margin stops it only as a last resort, so that it still answers.
 """
 
 from __future__ import annotations
@@ -155,7 +157,8 @@ class HouseBot:
         if game is None or self.closed:
             return
         move_ms = int(turn["move_ms"])
-        budget_s = min(self.spec.seconds, max(0.0, (move_ms - margin_ms(move_ms)) / 1000))
+        limit_s = max(0.0, (move_ms - margin_ms(move_ms)) / 1000)
+        budget_s = limit_s if self.spec.fixed else min(self.spec.seconds, limit_s)
         previous = self._thinking.get(match_id)
         if previous is not None:
             previous.cancel()
@@ -171,7 +174,12 @@ class HouseBot:
     ) -> None:
         try:
             move, info = await self._pool.search(
-                game, self.spec.agent, self.spec.options, position, deadline
+                game,
+                self.spec.agent,
+                self.spec.search_options(),
+                position,
+                deadline,
+                fresh=self.spec.fixed,
             )
         except SearchFailed:
             return  # logged by the pool; no answer: the match is lost on time

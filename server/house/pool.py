@@ -73,13 +73,15 @@ class SearchPool:
         options: dict[str, Any],
         position: dict[str, Any],
         deadline: float,
+        *,
+        fresh: bool = False,
     ) -> tuple[str, dict[str, Any]]:
         """``worker.search`` in a worker process; SearchFailed if the worker died."""
         executor = self._ensure()
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(
-                executor, worker.search, game, agent, options, position, deadline
+                executor, worker.search, game, agent, options, position, deadline, fresh
             )
         except BrokenProcessPool:
             if self._executor is executor:

@@ -3,9 +3,16 @@
 Only plain data crosses the process boundary: the game's name, the agent's spec, the position in
 the game's JSON form and the deadline in, the move in notation and the search info out. Agents
 are made once per process and spec and kept (a search starts from scratch each time, so one
-agent serves every match). Worker processes run at the lowest CPU priority (Linux's
-SCHED_IDLE, else nice 10), so that a search never takes the CPU from the event loop that relays
-other matches' moves, and ignore Ctrl+C (the server stops them when it stops).
+agent serves every match), except for a bot of fixed strength: its agent is made afresh for
+every search, so that its seeded choices depend on the position and the seed only, not on which
+searches the process ran before.
+
+Worker processes run at the server's own CPU priority, not at the lowest (Linux's SCHED_IDLE,
+as the analysis helpers do): next to busy processes at normal priority (a loaded server) an
+idle-priority search gets almost no CPU (a niced one a tenth of a core), and a fixed-depth house
+bot would be cut short by its move's limit, playing weaker exactly when the server is busy. The
+pool keeps one core for the event loop (``house_workers``), and a fixed-strength search is a few
+milliseconds of work. They ignore Ctrl+C (the server stops them when it stops).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ _agents: dict[tuple[str, str], Agent] = {}
 
 def init(server_pid: int | None = None) -> None:
     """Run once in every worker process (see ``ply_arena.server.subprocesses.init_helper``)."""
-    init_helper(server_pid)
+    init_helper(server_pid, idle=False)
 
 
 def warm(specs: list[tuple[str, str, dict[str, Any]]]) -> int:
@@ -43,6 +50,7 @@ def search(
     options: dict[str, Any],
     position: dict[str, Any],
     deadline: float,
+    fresh: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """The agent's move in ``position`` (notation) and its search info as MoveInfo fields.
 
@@ -51,7 +59,7 @@ def search(
     """
     game = games.get(game_name)
     state = game.state_from_json(position)
-    chooser = _agent(game_name, agent, options)
+    chooser = make(agent, game, **options) if fresh else _agent(game_name, agent, options)
     limit = max(MIN_LIMIT_S, deadline - time.monotonic())
     move, info = chooser.choose(state, limit)
     return game.format_move(state, move), move_info(info.as_json(game, state))

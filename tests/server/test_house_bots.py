@@ -86,6 +86,60 @@ def test_house_names_are_readable_stable_and_short() -> None:
     assert house_name(long) != house_name(long.replace("@1", "@2"))
 
 
+def test_fixed_strength_specs_say_their_strength_and_are_seeded() -> None:
+    specs = parse_house_bots(
+        "connect_four=alphabeta:depth=4,mcts:simulations=200,alphabeta:depth=4@0.5,"
+        "mcts:simulations=200,seed=7,alphabeta,random; backgammon=expectiminimax:depth=1"
+    )
+    by_name = {s.name: s for s in specs}
+    assert {n: s.fixed for n, s in by_name.items()} == {
+        "house-alphabeta-d4": True,
+        "house-mcts-200": True,
+        "house-alphabeta-depth4-0.5": False,  # @SECONDS: time-limited, named as before
+        "house-mcts-200-seed7": True,
+        "house-alphabeta": False,  # no depth: 1 s a move, as before
+        "house-random": True,
+        "house-expectiminimax-d1": True,
+    }
+    assert by_name["house-alphabeta-d4"].search_options() == {"depth": 4, "seed": 0}
+    assert by_name["house-mcts-200-seed7"].search_options() == {"simulations": 200, "seed": 7}
+    assert by_name["house-alphabeta-depth4-0.5"].search_options() == {"depth": 4}
+    assert house_name("alphabeta:order=false,depth=6") == "house-alphabeta-d6-orderfalse"
+
+
+def test_the_default_house_bots_are_all_of_fixed_strength() -> None:
+    specs = parse_house_bots("default")
+    assert all(s.fixed for s in specs), [s.spec for s in specs if not s.fixed]
+    assert {s.name for s in specs} == {
+        "house-random",
+        "house-mcts-200",
+        "house-mcts-50",  # backgammon
+        "house-alphabeta-d4",
+        "house-expectiminimax-d1",
+        "house-maxn-d1",
+    }
+
+
+def test_a_fixed_strength_search_depends_on_the_position_and_seed_only() -> None:
+    # In the worker process: a fresh agent for every search, so the searches run before (in
+    # any match) change nothing; the same search twice, with others between, is the same.
+    from ply_arena.server.house import worker
+
+    game = games.get("othello")
+    state = game.initial_state()
+    for _ in range(6):
+        state = state.result(state.actions()[-1])
+    position = game.state_to_json(state)
+    far = time.monotonic() + 60
+    options = {"simulations": 200, "seed": 0}
+    first = worker.search("othello", "mcts", options, position, far, True)
+    for _ in range(3):
+        worker.search(
+            "othello", "mcts", options, game.state_to_json(game.initial_state()), far, True
+        )
+    assert worker.search("othello", "mcts", options, position, far, True) == first
+
+
 @pytest.mark.parametrize(
     ("text", "says"),
     [
@@ -96,8 +150,8 @@ def test_house_names_are_readable_stable_and_short() -> None:
         ("connect_four=mcts@fast", "@fast is not a thinking time"),
         ("connect_four=mcts@0", "@0 is not a thinking time"),
         ("connect_four=mcts@61", "at most 60"),
-        ("connect_four", "expected GAME=AGENT@SECONDS"),
-        ("connect_four=", "expected GAME=AGENT@SECONDS"),
+        ("connect_four", "expected GAME=AGENT[@SECONDS]"),
+        ("connect_four=", "expected GAME=AGENT[@SECONDS]"),
         ("connect_four=alphabeta:depth=4" + ",depth=4" * 12 + "@1", "at most 100 characters"),
     ],
 )
@@ -471,3 +525,91 @@ async def test_a_thinking_house_bot_does_not_hold_up_other_matches(
     player.cancel()
     assert len(gaps) > 50
     assert max(gaps) < 0.5, sorted(gaps)[-5:]  # a search on the event loop would block ~1 s
+
+
+# --- fixed strength ---------------------------------------------------------------------------
+
+
+def busy_loops() -> list[subprocess.Popen[bytes]]:
+    """One CPU-bound process per core, at normal priority: a loaded server."""
+    return [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(os.cpu_count() or 1)
+    ]
+
+
+def cpu_ticks(pid: int) -> int:
+    """User plus system CPU time the process has used so far (clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def student(turn: Message) -> str:
+    """A student's depth-2 bot: a function of the position, and quick under any load."""
+    game = games.get(C4)
+    state = game.state_from_json(turn["position"])
+    move, _ = reference_agents.make("alphabeta", game, depth=2).choose(state)
+    return game.format_move(state, move)
+
+
+async def gauntlet(srv: LiveServer, token: str, opponents: list[str]) -> dict[object, object]:
+    """Matches against each opponent in both seats (a challenge's seats are drawn, so it asks
+    again until it has had both): for each (seats), the moves, the payoffs, the termination and
+    the house bot's search depths."""
+    bot = await WsBot.connect(srv.ws_url, token)
+    found: dict[object, object] = {}
+    for name in opponents:
+        for _ in range(20):  # both seats missed 20 times: 2**-19
+            if sum(1 for seats in found if name in seats) == 2:  # type: ignore[operator]
+                break
+            await bot.send({"type": "challenge", "game": C4, "opponents": [name]})
+            await bot.expect("challenge_sent")
+            start = await bot.expect("match_start", timeout=10)
+            end = await bot.play(start["match_id"], choose=student)
+            record = srv.api("GET", f"/api/matches/{start['match_id']}").json()
+            seats = tuple(s["bot"] for s in record["seats"])
+            house_seat = seats.index(name)
+            found[seats] = (
+                [m["move"] for m in record["moves"]],
+                end["payoffs"],
+                end["termination"],
+                [
+                    (m["info"] or {}).get("comment", "")
+                    for m in record["moves"]
+                    if m["seat"] == house_seat
+                ],
+            )
+    await bot.close()
+    return found
+
+
+@pytest.mark.timeout(300)
+async def test_default_house_bots_play_the_same_moves_on_a_loaded_server(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    # The default house bots are a yardstick: the same matches give the same moves and payoffs
+    # on an idle server and on one whose every core is taken by a busy loop. (Time-limited
+    # searchers complete fewer depths under load: house-alphabeta-0.5 once completed none.)
+    srv = start_server(house_bots="default", house_workers=1)
+    await warm(srv)
+    _, token = srv.create_bot("yard")
+    opponents = ["house-alphabeta-d4", "house-mcts-200", "house-random"]
+    idle = await gauntlet(srv, token, opponents)
+    assert len(idle) == 2 * len(opponents)
+    loops = busy_loops()
+    try:
+        before = {p.pid: cpu_ticks(p.pid) for p in loops}
+        await until(
+            lambda: all(cpu_ticks(p.pid) - before[p.pid] >= 10 for p in loops), 10, "busy loops"
+        )
+        loaded = await gauntlet(srv, token, opponents)
+        assert all(p.poll() is None for p in loops)  # they ran all along
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+    assert loaded == idle
+    for _, _, termination, comments in idle.values():  # type: ignore[misc]
+        assert termination == "normal"
+        # never cut by time ("no depth completed in time", "depth 4 unfinished")
+        assert not any("time" in c or "unfinished" in c for c in comments), comments
