@@ -303,7 +303,11 @@ async def _entrants(
             ErrorCode.invalid_message,
             'say who takes part: "class": NAME (its enabled bots) or "bots": [NAME, ...]',
         )
-    return [b for b in await class_repo.class_bots(session, classroom) if b.enabled]
+    # A bot made for checking (it logged in as an arena check-bot checker) is no entrant
+    # unless named in "bots".
+    return [
+        b for b in await class_repo.class_bots(session, classroom) if b.enabled and not b.checker
+    ]
 
 
 async def _bots(

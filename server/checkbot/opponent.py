@@ -40,6 +40,7 @@ from ply_arena.protocol.messages import (
     server_message_adapter,
 )
 from ply_arena.server.checkbot._changes import Changes
+from ply_arena.server.referee.connections import CHECK_HEADER, CheckRole
 
 
 class CheckerError(RuntimeError):
@@ -109,7 +110,13 @@ class CheckerBot:
         """Log in; the checker's bot name. CheckerError when the arena refuses it."""
         try:
             self._ws = await websockets.connect(
-                self.url, max_size=None, open_timeout=10, close_timeout=2, ping_interval=None
+                self.url,
+                max_size=None,
+                open_timeout=10,
+                close_timeout=2,
+                ping_interval=None,
+                # a check's matches stay off the ladder, and this bot is no class entrant
+                additional_headers={CHECK_HEADER: CheckRole.checker.value},
             )
         except (OSError, websockets.exceptions.WebSocketException, TimeoutError) as exc:
             raise CheckerError(f"cannot connect to {self.url}: {exc}") from exc

@@ -37,6 +37,7 @@ from websockets.asyncio.server import Server, ServerConnection
 from websockets.http11 import Request, Response
 
 from ply_arena.server.checkbot._changes import Changes
+from ply_arena.server.referee.connections import CHECK_HEADER, CheckRole
 
 #: Ids of the pings the relay sends the bot itself: far above the arena's (1, 2, 3, ...).
 INJECTED_PING_BASE = 2**50
@@ -252,6 +253,8 @@ class Relay:
             try:
                 up = await websockets.connect(
                     self.upstream,
+                    # the bot under check plays the checker's matches only (never rated)
+                    additional_headers={CHECK_HEADER: CheckRole.relay.value},
                     max_size=None,
                     ping_interval=None,
                     compression=None,

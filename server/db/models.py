@@ -89,6 +89,9 @@ class Bot(Base):
     #: Who registered it: the student's name or e-mail, as given. Shown to the class's
     #: instructor and the admin only.
     owner: Mapped[str | None] = mapped_column(String(254))
+    #: It has logged in as an ``arena check-bot`` checker: a bot made for checking, which a
+    #: class tournament does not enter unless it is named.
+    checker: Mapped[bool] = mapped_column(default=False, server_default=sa_false())
 
     seats: Mapped[list[Seat]] = relationship(back_populates="bot", lazy="raise")
     classroom: Mapped[Classroom | None] = relationship(back_populates="bots", lazy="raise")

@@ -38,6 +38,7 @@ from ply_arena.protocol.messages import (
 from ply_arena.server.house.config import HouseSpec
 from ply_arena.server.house.pool import SearchFailed, SearchPool
 from ply_arena.server.referee import Referee, RefereeError
+from ply_arena.server.referee.connections import CheckRole
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class HouseBot:
         self.bot_id = bot_id
         self.bot_name = spec.name
         self.client = f"house bot ({spec.agent})"
+        self.check_role: CheckRole | None = None
         self.spec = spec
         self.closed = False
         self._referee = referee

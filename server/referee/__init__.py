@@ -70,7 +70,12 @@ from ply_arena.server.ratings import RatingBook, RatingModel
 from ply_arena.server.referee import pairing, resume
 from ply_arena.server.referee.challenges import Challenges, Party, PendingChallenge
 from ply_arena.server.referee.coming_back import ComingBack
-from ply_arena.server.referee.connections import BotConnection, ConnectionRegistry, RefereeError
+from ply_arena.server.referee.connections import (
+    BotConnection,
+    CheckRole,
+    ConnectionRegistry,
+    RefereeError,
+)
 from ply_arena.server.referee.lobby import Lobby, QueueKey, Waiting
 from ply_arena.server.referee.match_runner import MatchRunner, SeatBot
 from ply_arena.server.repositories import bots as bot_repo
@@ -265,6 +270,11 @@ class Referee:
             raise RefereeError(ErrorCode.bot_disabled, f"bot {name!r} is disabled")
         return bot_id, name
 
+    async def mark_checker(self, bot_id: int) -> None:
+        """The bot logged in as an ``arena check-bot`` checker: remember it (bots.checker)."""
+        async with self.database.session() as session:
+            await bot_repo.mark_checker(session, bot_id)
+
     def login(self, conn: BotConnection) -> list[str]:
         """Make ``conn`` the bot's live connection; the ids of its running matches.
 
@@ -339,6 +349,13 @@ class Referee:
         game = _game(message.game)
         tc = _time_control(game, message.time_control)
         key = QueueKey.of(game.name, tc, message.policy)
+        if conn.check_role is CheckRole.relay:
+            # A bot under check plays the checker's matches only: answered, never paired (a
+            # lobby match through the relay would be rated, and cut when the check ends).
+            conn.send(
+                LobbyJoined(game=game.name, time_control=tc, policy=message.policy, waiting=0)
+            )
+            return False
         new = not self.lobby.is_waiting(key, conn.bot_id)
         limit = self.settings.max_queues_per_bot
         if new and self.lobby.queues_of(conn.bot_id) >= limit:
@@ -533,12 +550,18 @@ class Referee:
         if pending.complete():
             self.challenges.remove(pending.challenge_id)
             parties = [(p.bot_id, p.name) for p in pending.parties()]
+            # A check session's matches are never rated, whatever rated_challenges says.
+            checking = any(
+                (c := self.connections.get(bot_id)) is not None and c.check_role is not None
+                for bot_id, _ in parties
+            )
             self.start_match(
                 games.get(pending.game),
                 parties,
                 pending.time_control,
                 pending.policy,
                 origin="challenge",
+                rated=False if checking else None,
             )
 
     def decline(self, conn: BotConnection, message: DeclineChallenge) -> None:

@@ -7,10 +7,28 @@ bot: a second login with the same token replaces the first, which gets ``replace
 
 from __future__ import annotations
 
+import enum
 from typing import Protocol
 
 from ply_arena.protocol.errors import ErrorCode
 from ply_arena.protocol.messages import ErrorMessage, ServerMessage
+
+#: The WebSocket handshake header with which ``arena check-bot`` opens its connections (value: a
+#: :class:`CheckRole`): its checker's own, and the relay's for the bot under check.
+CHECK_HEADER = "x-arena-check"
+
+
+class CheckRole(enum.StrEnum):
+    """What a connection of an ``arena check-bot`` session is. The matches such a session causes
+    stay off the ladder: challenges from or to it are unrated, and a bot checked through the
+    relay is not paired in the lobby (a join is answered but waits), so that the relay's cuts and
+    its end leave no fault in a rated match. A bot that logs in as a checker is marked so (a
+    class tournament does not enter it unless named)."""
+
+    #: The checker's bot (``arena check-bot --token``).
+    checker = "checker"
+    #: The relay's connection for the bot under check.
+    relay = "relay"
 
 
 class RefereeError(Exception):
@@ -37,6 +55,8 @@ class BotConnection(Protocol):
     #: What the bot said it runs (``hello.client``: e.g. "my-bot/1.0 python"); shown, escaped,
     #: on its page while it is connected.
     client: str
+    #: An ``arena check-bot`` connection (:class:`CheckRole`), or None.
+    check_role: CheckRole | None
 
     def send(self, message: ServerMessage) -> None:
         """Queue a message; never blocks (a slow client must not stall a match)."""

@@ -7,7 +7,7 @@ import re
 import secrets
 from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -122,6 +122,13 @@ async def ensure_house_bot(session: AsyncSession, name: str, agent: str) -> Bot:
         bot.agent = agent
         await session.flush()
     return bot
+
+
+async def mark_checker(session: AsyncSession, bot_id: int) -> None:
+    """Remember that the bot logged in as an ``arena check-bot`` checker."""
+    await session.execute(
+        update(Bot).where(Bot.id == bot_id, Bot.checker.is_(False)).values(checker=True)
+    )
 
 
 async def bot_by_token(session: AsyncSession, token: str) -> Bot | None:

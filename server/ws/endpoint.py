@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.websockets import WebSocket
 
 from ply_arena.server.referee import Referee
-from ply_arena.server.ws.session import Session
+from ply_arena.server.ws.session import Session, check_role
 
 
 async def bot_websocket(websocket: WebSocket) -> None:
@@ -17,11 +17,12 @@ async def bot_websocket(websocket: WebSocket) -> None:
     referee: Referee = websocket.app.state.referee
     sessions: set[Session] = websocket.app.state.sessions
     await websocket.accept()
+    role = check_role(websocket)
     # The handshake's headers (a list of byte pairs, about 1 KB) are not read again once the
     # connection is open; the scope would keep them for the connection's life
     # (docs/benchmarks.md, "Idle bots").
     websocket.scope["headers"] = []
-    session = Session(websocket, referee)
+    session = Session(websocket, referee, check_role=role)
     sessions.add(session)
     try:
         await session.run()

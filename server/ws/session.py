@@ -84,6 +84,7 @@ from ply_arena.protocol.messages import (
 )
 from ply_arena.protocol.wire import WireError, clip, escape_controls, parse_client_frame
 from ply_arena.server.referee import Referee, RefereeError
+from ply_arena.server.referee.connections import CHECK_HEADER, CheckRole
 from ply_arena.server.spectate.frames import text_frame
 from ply_arena.server.transport import Flag, TransportHandle, transport_handle
 
@@ -188,6 +189,7 @@ class Session:
         "_writing_since",
         "bot_id",
         "bot_name",
+        "check_role",
         "client",
         "finished",
         "phase",
@@ -195,7 +197,9 @@ class Session:
         "websocket",
     )
 
-    def __init__(self, websocket: WebSocket, referee: Referee) -> None:
+    def __init__(
+        self, websocket: WebSocket, referee: Referee, *, check_role: CheckRole | None = None
+    ) -> None:
         self.websocket = websocket
         self.referee = referee
         settings = referee.settings
@@ -203,6 +207,8 @@ class Session:
         self.bot_id = -1
         self.bot_name = ""
         self.client = ""
+        #: An ``arena check-bot`` connection (its handshake's CHECK_HEADER), or None.
+        self.check_role = check_role
         self._transport: TransportHandle | None = transport_handle(websocket.scope)
         self._hello_timeout_s = settings.hello_timeout_s
         self._heartbeat_s = settings.heartbeat_s
@@ -513,6 +519,8 @@ class Session:
         self.phase = Phase.LOGGED_IN
         self.client = hello.client
         running = self.referee.login(self)
+        if self.check_role is CheckRole.checker:
+            await self.referee.mark_checker(self.bot_id)
         log.info(
             "login %s from %s (%s)%s",
             self.bot_name,
@@ -786,3 +794,12 @@ def printable(text: str, limit: int = 200) -> str:
     (newline, escape, NUL, ...) written as an escape, so that no client can forge log lines or
     drive the instructor's terminal."""
     return escape_controls(clip(text, limit))
+
+
+def check_role(websocket: WebSocket) -> CheckRole | None:
+    """The ``arena check-bot`` role the connection's handshake declares (CHECK_HEADER), if any."""
+    value = websocket.headers.get(CHECK_HEADER, "").strip().lower()
+    try:
+        return CheckRole(value) if value else None
+    except ValueError:
+        return None

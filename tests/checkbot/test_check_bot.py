@@ -276,3 +276,86 @@ def test_a_turn_answered_after_its_match_ended_is_the_clocks_not_two_at_once() -
     obs.frames = [f for f in frames if f.direction != "from_bot"]
     items = {item.key: item for item in judge(obs)}
     assert items["two"].status == "fail", items["two"]
+
+
+# --- a check stays off the ladder --------------------------------------------------------------
+
+
+@pytest.mark.timeout(120)
+async def test_a_check_leaves_no_rated_match_and_no_fault(start_server: Any) -> None:
+    # The quick start's bot waits in the lobby too (kit: game=..., games=0; here with room for
+    # lobby matches during the check's, concurrent=3), on a server that rates challenges and
+    # where another bot waits in the lobby all along: through the relay it is paired with
+    # nobody, and the checker's matches are unrated, so the relay's cut and the check's end
+    # leave no rated match and no fault (they once left `disconnect` faults).
+    from ply_arena.protocol.client import BotClient
+
+    srv = start_server(rated_challenges=True, pairing_tick_s=0.05)
+    _, checker_token = srv.create_bot("fay-check")
+    name, token = srv.create_bot("fay")
+    _, other_token = srv.create_bot("gus")
+
+    def first(state: Any, legal: list[str], clock: Any) -> str:
+        return legal[0]
+
+    def lobby_bot(url: str, bot_token: str) -> BotClient:
+        return BotClient(url, bot_token, first, game="tic_tac_toe", games=0, concurrent=3)
+
+    kits = [lobby_bot(srv.ws_url, other_token)]
+    tasks = [asyncio.create_task(kits[0].run())]
+
+    def say(line: str) -> None:
+        if line.startswith("waiting for your bot at "):
+            kits.append(lobby_bot(line.split()[-1], token))
+            tasks.append(asyncio.create_task(kits[-1].run()))
+
+    config = CheckConfig(
+        url=srv.ws_url, token=checker_token, game="tic_tac_toe", bot=name, listen_port=0,
+        wait_s=20, move_ms=400, bank_ms=400, absent_s=2, seed=1,
+    )  # fmt: skip
+    try:
+        obs = await asyncio.wait_for(run_check(config, say), 90)
+    finally:
+        for kit in kits:
+            kit.stop()
+        for task in tasks:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+    assert obs.matches, "the check played no match"
+    listed = srv.api("GET", f"/api/matches?bot={name}&limit=200").json()["matches"]
+    assert {m["id"] for m in listed} == {m.match_id for m in obs.matches}  # no lobby match
+    for summary in listed:
+        record = srv.api("GET", f"/api/matches/{summary['id']}").json()
+        assert (record["origin"], record["rated"]) == ("challenge", False), record["id"]
+    page = srv.api("GET", f"/api/bots/{name}").json()
+    assert page["ratings"] == []  # no rated match: no rating, no fault counted
+    board = srv.api("GET", "/api/leaderboard/tic_tac_toe").json()["ranking"]
+    assert name not in {row["bot"] for row in board}
+
+
+@pytest.mark.timeout(60)
+async def test_a_bot_made_for_checking_is_no_class_entrant(live_server: Any) -> None:
+    from ply_arena.server.checkbot.opponent import CheckerBot
+
+    srv = live_server
+    made = srv.api("POST", "/api/classes", admin=True, json={"name": "ai-check"}).json()
+    code, instructor = made["join_code"], made["instructor_token"]
+    tokens = {}
+    for bot in ("gil", "gil-check", "hana"):
+        response = srv.api("POST", "/api/register", json={"code": code, "name": bot, "owner": "x"})
+        assert response.status_code == 201, response.text
+        tokens[bot] = response.json()["token"]
+    checker = CheckerBot(srv.ws_url, tokens["gil-check"], seed=1)
+    assert await checker.connect() == "gil-check"  # it logs in as a checker once
+    await checker.close()
+    auth = {"Authorization": f"Bearer {instructor}"}
+    body = {"game": "tic_tac_toe", "format": "round_robin", "class": "ai-check"}
+    response = srv.api("POST", "/api/tournaments", json={"name": "cup", **body}, headers=auth)
+    assert response.status_code == 201, response.text
+    tournament = srv.api("GET", "/api/tournaments/cup").json()
+    assert sorted(tournament["entrants"]) == ["gil", "hana"]
+    # Named, it takes part.
+    named = {"name": "cup2", **body, "bots": ["gil", "gil-check"]}
+    response = srv.api("POST", "/api/tournaments", json=named, headers=auth)
+    assert response.status_code == 201, response.text

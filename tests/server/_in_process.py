@@ -19,6 +19,7 @@ class Bot:
 
     def __init__(self, referee: Referee, bot_id: int, name: str) -> None:
         self.referee, self.bot_id, self.bot_name, self.client = referee, bot_id, name, "tests"
+        self.check_role = None
         self.holding = False
         self.held: list[dict[str, Any]] = []
         #: ("match_start" | "match_end", match id), in the order received.

@@ -23,6 +23,7 @@ class FirstMoveBot:
 
     def __init__(self, bot_id: int, name: str) -> None:
         self.bot_id, self.bot_name, self.client = bot_id, name, "tests"
+        self.check_role = None
         self.runner: MatchRunner | None = None
         self.got: list[dict[str, Any]] = []
 
