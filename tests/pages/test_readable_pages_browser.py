@@ -111,13 +111,11 @@ async def test_the_boards_say_what_their_notation_needs(
     # Backgammon: the board uses the room a 1280 px page has, and shows both numberings, the
     # seat on turn's in bold.
     await page.goto(f"{live_server.url}/matches/{backgammon.match_id}")
-    box = await page.locator("#board svg").bounding_box()
-    assert box is not None and box["width"] >= 600, box
+    assert await _board_width(page) >= 600
     await page.goto(
         f"{live_server.url}/analyze?game=backgammon&moves=3-1+8/5+6/5+6-5&agent=expectiminimax&depth=1"
     )
-    box = await page.locator("#board svg").bounding_box()
-    assert box is not None and box["width"] >= 500, box
+    assert await _board_width(page) >= 500
     # black to play 6-5: black's point 24 is white's 1, under it, in bold.
     black_24 = page.locator("#board svg text.point-number.seat-1", has_text="24").first
     white_1 = page.locator("#board svg text.point-number.seat-0", has_text="1").last  # bottom right
@@ -211,6 +209,20 @@ async def test_another_game_or_agent_picked_on_the_analysis_page_never_leaves_a_
     await page.locator("#tree-box svg").wait_for()
     assert (await page.locator("#summary").inner_text()).count("minimax") >= 1
     assert browser.dialogs == [] and browser.console_errors == []
+
+
+async def _board_width(page: Any) -> float:
+    """The board's drawn width, read in one go once a board is drawn: the page's script may
+    draw it again just after loading, and a locator's bounding box of the board it replaced is
+    None (seen in a doubled run)."""
+    await page.wait_for_function(
+        "() => { const svg = document.querySelector('#board svg');"
+        " return svg !== null && svg.getBoundingClientRect().width > 0; }"
+    )
+    width = await page.evaluate(
+        "() => document.querySelector('#board svg').getBoundingClientRect().width"
+    )
+    return float(width)
 
 
 #: Each seat's discs on the board drawn, and the count under it (its text and ``data-count``).
