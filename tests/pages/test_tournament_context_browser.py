@@ -5,17 +5,13 @@ gauntlet's crosstable of entrants against the pool, and a Swiss's progress over 
 from __future__ import annotations
 
 import asyncio
-import random
-import threading
 from typing import Any
 
 from _api import get, post
 from _browser import Browser
-from _tournament_field import games_of, play_two_tournaments
+from _tournament_field import games_of, held_tournament, play_two_tournaments
 from _waiting import until
 from conftest import LiveServer
-
-from ply_arena.protocol.client import BotClient
 
 HTML = {"Accept": "text/html"}
 
@@ -66,24 +62,8 @@ async def test_a_live_tournament_match_names_its_tournament(
     live_server: LiveServer, browser: Browser
 ) -> None:
     srv = live_server
-    tokens = [srv.create_bot(name)[1] for name in ("lv0", "lv1")]
-    created = post(srv, "/api/tournaments", srv.admin_token, name="live-cup", game="tic_tac_toe",
-                   bots=["lv0", "lv1"], time_control={"move_ms": 30000, "bank_ms": 0})  # fmt: skip
-    assert created.status_code == 201, created.text
     # The bots hold their first move until the test has seen the live page.
-    seen = threading.Event()
-
-    def choose(state: Any, legal: list[str], clock: Any) -> str:
-        seen.wait(timeout=60)
-        return random.choice(legal)
-
-    clients = [
-        BotClient(srv.ws_url, t, choose, game="tic_tac_toe", lobby=False, games=0) for t in tokens
-    ]
-    tasks = [asyncio.create_task(c.run()) for c in clients]
-    try:
-        await until(lambda: all(c.bot_name for c in clients), 20, "the bots logged in")
-        assert post(srv, "/api/tournaments/live-cup/start", srv.admin_token).status_code == 200
+    async with held_tournament(srv, "live-cup", ("lv0", "lv1")):
 
         def playing() -> str | None:
             doc = get(srv, "/api/tournaments/live-cup").json()
@@ -96,11 +76,6 @@ async def test_a_live_tournament_match_names_its_tournament(
         assert await page.locator(".tag.live").count() == 1
         line = await page.locator("p.match-tournament").inner_text()
         assert "Tournament live-cup, round 1, board 1" in line
-    finally:
-        seen.set()
-        for c in clients:
-            c.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
     assert browser.dialogs == [] and browser.console_errors == []
 
 

@@ -5,6 +5,10 @@ tournaments in context (match records, match filters, the crosstable) read them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
+import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,3 +80,34 @@ async def play_two_tournaments(srv: LiveServer) -> Field:
 def games_of(doc: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     """(round, game) of every game of a tournament document."""
     return [(r["round"], g) for r in doc["schedule"] for g in r["games"]]
+
+
+@contextlib.asynccontextmanager
+async def held_tournament(
+    srv: LiveServer, name: str, bots: tuple[str, str]
+) -> AsyncIterator[threading.Event]:
+    """A tic-tac-toe round robin of two new bots, started, whose bots hold every move until the
+    event given is set (set, and the bots stopped, on leaving)."""
+    tokens = [srv.create_bot(bot)[1] for bot in bots]
+    created = post(srv, "/api/tournaments", srv.admin_token, name=name, game="tic_tac_toe",
+                   bots=list(bots), time_control={"move_ms": 30000, "bank_ms": 0})  # fmt: skip
+    assert created.status_code == 201, created.text
+    release = threading.Event()
+
+    def choose(state: Any, legal: list[str], clock: Any) -> str:
+        release.wait(timeout=60)
+        return random.choice(legal)
+
+    clients = [
+        BotClient(srv.ws_url, t, choose, game="tic_tac_toe", lobby=False, games=0) for t in tokens
+    ]
+    tasks = [asyncio.create_task(c.run()) for c in clients]
+    try:
+        await until(lambda: all(c.bot_name for c in clients), 20, "the bots logged in")
+        assert post(srv, f"/api/tournaments/{name}/start", srv.admin_token).status_code == 200
+        yield release
+    finally:
+        release.set()
+        for c in clients:
+            c.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)

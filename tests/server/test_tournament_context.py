@@ -6,17 +6,14 @@ entrants against the pool; a tournament's progress counts the games of every rou
 from __future__ import annotations
 
 import asyncio
-import random
-import threading
 from typing import Any
 
 import pytest
 from _api import error_of, get, post
-from _tournament_field import games_of, play_two_tournaments
+from _tournament_field import games_of, held_tournament, play_two_tournaments
 from _waiting import until
 from conftest import LiveServer
 
-from ply_arena.protocol.client import BotClient
 from ply_arena.protocol.verify import verify_record
 from ply_arena.server.cli.tournament import print_tournament
 
@@ -52,24 +49,8 @@ async def test_an_aborted_and_replayed_match_keeps_its_tournament(
     live_server: LiveServer,
 ) -> None:
     srv = live_server
-    tokens = [srv.create_bot(name)[1] for name in ("ab0", "ab1")]
-    created = post(srv, "/api/tournaments", srv.admin_token, name="redo", game="tic_tac_toe",
-                   bots=["ab0", "ab1"], time_control={"move_ms": 30000, "bank_ms": 0})  # fmt: skip
-    assert created.status_code == 201, created.text
     # The bots hold their moves until the first match has been aborted.
-    aborted = threading.Event()
-
-    def choose(state: Any, legal: list[str], clock: Any) -> str:
-        aborted.wait(timeout=60)
-        return random.choice(legal)
-
-    clients = [
-        BotClient(srv.ws_url, t, choose, game="tic_tac_toe", lobby=False, games=0) for t in tokens
-    ]
-    tasks = [asyncio.create_task(c.run()) for c in clients]
-    try:
-        await until(lambda: all(c.bot_name for c in clients), 20, "the bots logged in")
-        assert post(srv, "/api/tournaments/redo/start", srv.admin_token).status_code == 200
+    async with held_tournament(srv, "redo", ("ab0", "ab1")) as aborted:
 
         def playing() -> tuple[int, dict[str, Any]] | None:
             doc = get(srv, "/api/tournaments/redo").json()
@@ -86,11 +67,6 @@ async def test_an_aborted_and_replayed_match_keeps_its_tournament(
             60,
             "the tournament to finish",
         )
-    finally:
-        aborted.set()
-        for c in clients:
-            c.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
     replayed = next(g for r, g in games_of(doc) if (r, g["board"]) == (round_, game["board"]))
     assert replayed["replays"] == 1 and replayed["match_id"] != first
     record = get(srv, f"/api/matches/{first}").json()
