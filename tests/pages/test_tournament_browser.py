@@ -12,10 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from _browser import Browser
+from _tournament_field import tournament_bots
 from conftest import LiveServer
-
-from ply_arena.protocol.client import BotClient
-from ply_arena.reference_agents.registry import make
 
 
 async def until(condition: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -33,14 +31,7 @@ def _post(srv: LiveServer, path: str, token: str, **body: Any) -> Any:
 
 
 async def _play_to_the_end(srv: LiveServer, name: str, tokens: list[str]) -> dict[str, Any]:
-    clients = [
-        BotClient(srv.ws_url, token, agent=lambda g: make("random", g), game="tic_tac_toe",
-                  lobby=False, games=0)
-        for token in tokens
-    ]  # fmt: skip
-    tasks = [asyncio.create_task(c.run()) for c in clients]
-    try:
-        await until(lambda: all(c.bot_name for c in clients), 20, "the bots logged in")
+    async with tournament_bots(srv, tokens):
         _post(srv, f"/api/tournaments/{name}/start", srv.admin_token)
         doc: dict[str, Any] = await until(
             lambda: (
@@ -50,10 +41,6 @@ async def _play_to_the_end(srv: LiveServer, name: str, tokens: list[str]) -> dic
             120,
             "the tournament to finish",
         )
-    finally:
-        for c in clients:
-            c.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
     return doc
 
 

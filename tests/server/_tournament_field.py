@@ -58,22 +58,11 @@ async def play_two_tournaments(srv: LiveServer) -> Field:
     _ok(post(srv, "/api/tournaments", two["instructor_token"], name="rr", game="tic_tac_toe",
              format="round_robin"))  # fmt: skip
     before = _ok(get(srv, "/api/tournaments/rr"))
-    clients = [
-        BotClient(srv.ws_url, token, agent=lambda g: make("random", g), game="tic_tac_toe",
-                  lobby=False, games=0)
-        for token in tokens
-    ]  # fmt: skip
-    tasks = [asyncio.create_task(c.run()) for c in clients]
-    try:
-        await until(lambda: all(c.bot_name for c in clients), 20, "every bot logged in")
+    async with tournament_bots(srv, tokens):
         _ok(post(srv, "/api/tournaments/gaunt/start", srv.admin_token))
         _ok(post(srv, "/api/tournaments/rr/start", two["instructor_token"]))
         gauntlet = await _finished(srv, "gaunt")
         round_robin = await _finished(srv, "rr")
-    finally:
-        for c in clients:
-            c.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
     return Field(gauntlet, round_robin, before)
 
 
@@ -98,16 +87,31 @@ async def held_tournament(
         release.wait(timeout=60)
         return random.choice(legal)
 
+    try:
+        async with tournament_bots(srv, tokens, choose):
+            assert post(srv, f"/api/tournaments/{name}/start", srv.admin_token).status_code == 200
+            yield release
+    finally:
+        release.set()  # before the bots stop: none is left holding a move
+
+
+@contextlib.asynccontextmanager
+async def tournament_bots(
+    srv: LiveServer, tokens: list[str], choose: Any = None
+) -> AsyncIterator[list[BotClient]]:
+    """Tic-tac-toe bots for tournaments only (no lobby), logged in; stopped on leaving. They
+    play ``choose`` (the kit's choose function), else random moves."""
+    how: dict[str, Any] = (
+        {"agent": lambda g: make("random", g)} if choose is None else {"choose": choose}
+    )
     clients = [
-        BotClient(srv.ws_url, t, choose, game="tic_tac_toe", lobby=False, games=0) for t in tokens
+        BotClient(srv.ws_url, t, game="tic_tac_toe", lobby=False, games=0, **how) for t in tokens
     ]
     tasks = [asyncio.create_task(c.run()) for c in clients]
     try:
         await until(lambda: all(c.bot_name for c in clients), 20, "the bots logged in")
-        assert post(srv, f"/api/tournaments/{name}/start", srv.admin_token).status_code == 200
-        yield release
+        yield clients
     finally:
-        release.set()
         for c in clients:
             c.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
