@@ -76,6 +76,10 @@ class Settings:
     #: Longer than the longest wait between two tries that docs/protocol.md asks of a bot
     #: (30 s), so that a bot that follows it is back in time after any outage.
     resume_wait_s: float = 60.0
+    #: The lease of a server process on its database (server/cluster), in seconds: renewed
+    #: every third of it; on PostgreSQL, another process takes over the running matches of a
+    #: process whose lease ran out (killed, cut off) within about 1 1/6 leases of its death.
+    lease_s: float = 6.0
     #: Per-connection token bucket for incoming WebSocket messages.
     rate_limit_per_s: float = 20.0
     rate_limit_burst: int = 60
@@ -220,6 +224,7 @@ _BOUNDS: tuple[tuple[str, float, bool, str], ...] = (
     ("send_timeout_s", 0, True, ""),
     ("max_latency_grace_ms", 0, False, ""),
     ("resume_wait_s", 0, False, " (0: the next turn goes out at once)"),
+    ("lease_s", 0.3, False, " (renewed every third of it: shorter would be all renewal)"),
     ("rate_limit_per_s", 0, True, ""),
     ("rate_limit_burst", 1, False, ""),
     ("max_queues_per_bot", 1, False, ""),

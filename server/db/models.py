@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, ForeignKey, Index, MetaData, String
+from sqlalchemy import JSON, Double, ForeignKey, Index, MetaData, String
 from sqlalchemy import false as sa_false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -125,6 +125,10 @@ class Match(Base):
     dice: Mapped[str] = mapped_column(
         String(24), default=DICE_SCHEME, server_default=LEGACY_DICE_SCHEME
     )
+    #: The server process that plays it while it runs (``instances.id``): another process
+    #: takes it over once that one's lease has run out (server/cluster). Null for a match
+    #: stored before migration 0012 and for one no process has claimed yet.
+    owner: Mapped[str | None] = mapped_column(String(64), index=True)
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match", lazy="raise", order_by="Seat.seat", cascade="all, delete-orphan"
@@ -364,3 +368,27 @@ class TournamentMatch(Base):
     game_id: Mapped[int] = mapped_column(
         ForeignKey("tournament_games.id", ondelete="CASCADE"), index=True
     )
+
+
+class Instance(Base):
+    """A server process working on this database, while its lease runs (migration 0012).
+
+    ``lease_until`` is in seconds on the database's clock (``cluster.clock``), so that
+    processes on machines whose clocks disagree still agree on whose lease has run out. A
+    process renews its lease every third of its length; another one takes over its running
+    matches once it has run out (server/cluster/lease.py).
+    """
+
+    __tablename__ = "instances"
+
+    #: ``host-pid-random``: readable in logs, unique across restarts of one pid.
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int]
+    #: The kernel's start time of that pid (Linux), to tell a reused pid from the process.
+    process_start: Mapped[str | None] = mapped_column(String(32))
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: Database-clock seconds (Unix epoch) until which the process holds what it owns.
+    lease_until: Mapped[float] = mapped_column(Double, index=True)
+    #: Set when the process stopped cleanly (its lease was given up then).
+    stopped_at: Mapped[datetime | None]

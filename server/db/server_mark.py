@@ -77,7 +77,7 @@ def running_server(db_url: str) -> ServerMark | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None  # half-written or garbage: not a live server's (it writes it whole)
     if mark.host == socket.gethostname() and (
-        mark.pid == os.getpid() or not _alive(mark.pid, mark.process_start)
+        mark.pid == os.getpid() or not process_alive(mark.pid, mark.process_start)
     ):
         return None
     return mark
@@ -99,7 +99,7 @@ def claim(db_url: str) -> Path | None:
         "pid": os.getpid(),
         "host": socket.gethostname(),
         "started_at": time.time(),
-        "process_start": _process_start(os.getpid()),
+        "process_start": process_start(os.getpid()),
     }
     temporary = path.with_name(path.name + f".{os.getpid()}")
     temporary.write_text(json.dumps(body))
@@ -116,9 +116,10 @@ def release(path: Path | None) -> None:
             path.unlink()
 
 
-def _alive(pid: int, process_start: str | None) -> bool:
-    """Whether the process that wrote the mark still runs: its pid exists and, where the kernel
-    says when it started, started then (a restarted container reuses small pids)."""
+def process_alive(pid: int, started: str | None) -> bool:
+    """Whether the process ``pid`` that started at ``started`` (``process_start``) still runs:
+    its pid exists and, where the kernel says when it started, started then (a restarted
+    container reuses small pids)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -127,10 +128,10 @@ def _alive(pid: int, process_start: str | None) -> bool:
         pass  # it exists, as another user's process
     if _state(pid) == "Z":
         return False  # killed, not yet reaped by its parent: it holds nothing any more
-    if process_start is None:
+    if started is None:
         return True
-    now = _process_start(pid)
-    return now is None or now == process_start
+    now = process_start(pid)
+    return now is None or now == started
 
 
 def _state(pid: int) -> str | None:
@@ -148,7 +149,7 @@ def _stat_fields(pid: int) -> list[str] | None:
     return stat[stat.rfind(")") + 2 :].split()
 
 
-def _process_start(pid: int) -> str | None:
+def process_start(pid: int) -> str | None:
     """Field 22 of /proc/PID/stat (start time in clock ticks since boot), or None off Linux."""
     fields = _stat_fields(pid)
     return fields[19] if fields and len(fields) > 19 else None

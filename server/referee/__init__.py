@@ -26,8 +26,14 @@ Pairing rules (documented for bot authors in docs/protocol.md):
   token, a disabled one cannot and loses on time).
 - Restarts: a server that stops leaves its matches running in the database and closes every bot
   with the fatal ``shutting_down`` (1012); ``resume_unfinished`` (called at start) goes on with
-  every match stored as running (server/referee/resume.py), each waiting for its bots to log in
-  again. ``abort_match`` ends one by hand (an administrator's call).
+  every match stored as running that no live server process plays (server/referee/resume.py),
+  each waiting for its bots to log in again. ``abort_match`` ends one by hand (an
+  administrator's call).
+- Server processes (server/cluster): the referee holds a lease on the database while it runs
+  (``lease``) and is the owner of the matches it starts or resumes (``matches.owner``). On
+  PostgreSQL, where several processes may share the database, it looks every sixth of a lease
+  for running matches whose owner's lease ran out, takes them over and resumes them; if its own
+  lease runs out, it lets its matches go (``_lease_lost``).
 - Spectators: ``spectators`` (server/spectate) holds who watches which match; every runner
   publishes to it. Pages list the matches being played with ``live_matches()`` and show one with
   ``runner.snapshot()``.
@@ -65,6 +71,7 @@ from ply_arena.protocol.messages import (
 )
 from ply_arena.protocol.wire import clip
 from ply_arena.server import time_controls
+from ply_arena.server.cluster.lease import Lease
 from ply_arena.server.db.database import Database
 from ply_arena.server.ratings import RatingBook, RatingModel
 from ply_arena.server.referee import pairing, resume
@@ -79,6 +86,7 @@ from ply_arena.server.referee.connections import (
 from ply_arena.server.referee.lobby import Lobby, QueueKey, Waiting
 from ply_arena.server.referee.match_runner import MatchRunner, SeatBot
 from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.repositories import instances as instance_repo
 from ply_arena.server.repositories import matches as match_repo
 from ply_arena.server.repositories import resume as resume_repo
 from ply_arena.server.settings import Settings
@@ -148,20 +156,50 @@ class Referee:
         self._pairing_due: set[QueueKey] = set()
         #: Who watches which match (``/ws/watch/{match_id}``; server/ws/watch.py).
         self.spectators = SpectatorHub(Limits.from_settings(settings))
+        #: This process's lease on the database (taken in ``start``): its id is the owner of
+        #: the matches this referee plays. None until started (tests that pair by hand).
+        self.lease: Lease | None = None
+        self._claimer: asyncio.Task[None] | None = None
+        # bot id -> its running matches as stored, read by authenticate for login (PostgreSQL).
+        self._stored_running: dict[int, list[str]] = {}
+
+    @property
+    def owner(self) -> str | None:
+        """The id this process writes as the owner of its matches (None before ``start``)."""
+        return None if self.lease is None else self.lease.instance_id
 
     async def start(self) -> None:
-        """Load the seat-rotation counts and the ratings; start the pairing tick."""
+        """Take the lease; load the seat-rotation counts and the ratings; start the pairing
+        tick, and on PostgreSQL the look for matches whose process is gone."""
+        self.lease = Lease(self.database, self.settings.lease_s, on_lost=self._lease_lost)
+        await self.lease.acquire()
+        self.lease.start()
         async with self.database.session() as session:
             self._pairings = await match_repo.pairing_counts(session)
             await self.ratings.load(session)
         self._ticker = asyncio.create_task(self._tick(), name="lobby-tick")
+        if not self.database.is_sqlite:
+            # On SQLite one process serves the file (the server mark): nothing to take over
+            # but what the start resumes.
+            self._claimer = asyncio.create_task(self._claim_orphans(), name="claim-orphans")
 
     async def resume_unfinished(self) -> list[MatchRunner]:
-        """Go on with every match the database has as running (a stop or a crash left them):
-        each is rebuilt from its stored moves and waits up to ``resume_wait_s`` for its bots.
-        A match that cannot be rebuilt (a stored move the rules refuse) is ended as aborted."""
+        """Go on with every match stored as running that no live server process plays (a stop
+        or a crash left it, here or on another process): it becomes this process's, is rebuilt
+        from its stored moves and waits up to ``resume_wait_s`` for its bots (those connected
+        here hear of it at once). A match that cannot be rebuilt (a stored move the rules
+        refuse) is ended as aborted."""
+        if self.closing:
+            return []
         async with self.database.session() as session:
-            stored = await resume_repo.running_matches(session)
+            if self.owner is None:
+                ids = None
+            else:
+                ids = await instance_repo.claim_orphans(session, self.owner)
+                if not ids:
+                    return []
+        async with self.database.session() as session:
+            stored = await resume_repo.running_matches(session, ids)
         runners: list[MatchRunner] = []
         broken: list[str] = []
         for match in stored:
@@ -175,6 +213,9 @@ class Referee:
                 broken.append(match.match_id)
                 continue
             self._launch(runner)
+            for seat in runner.seats:
+                if self.connections.get(seat.bot_id) is not None:
+                    runner.resync(seat.bot_id)  # it reconnected here before the take-over
             runners.append(runner)
         if broken:
             async with self.database.session() as session:
@@ -196,8 +237,20 @@ class Referee:
 
     async def stop(self) -> None:
         """Stop the pairing tick and every match task, leaving the matches running in the
-        database (the next start resumes them), then return."""
+        database (the next start, or another process, resumes them), give up the lease, then
+        return."""
         self._stop_ticker()
+        await self._stop_matches()
+        if self.lease is not None:
+            # Their last moves first: a process that takes a match over the moment the lease
+            # is given up must find every move this one acknowledged.
+            try:
+                await self.database.recorder.flush()
+            except Exception as exc:
+                log.warning("could not store the last moves before giving up the lease: %s", exc)
+            await self.lease.release()
+
+    async def _stop_matches(self) -> None:
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
@@ -260,6 +313,13 @@ class Referee:
             async with self.database.session() as session:
                 bot = await bot_repo.bot_by_token(session, token)
                 found = None if bot is None else (bot.id, bot.name, bot.enabled)
+                if bot is not None and not self.database.is_sqlite:
+                    # Another process may play some of its matches, or have played them
+                    # until it died (this one takes them over within a lease): the welcome
+                    # lists them, so that the bot keeps them (login reads this).
+                    self._stored_running[bot.id] = await instance_repo.running_matches_of(
+                        session, bot.id
+                    )
             if found is None:
                 raise RefereeError(ErrorCode.bad_token, "the token matches no bot")
             bot_id, name, enabled = found
@@ -280,6 +340,7 @@ class Referee:
 
         The caller sends ``welcome`` and then calls ``resync``.
         """
+        stored = self._stored_running.pop(conn.bot_id, [])
         old = self.connections.register(conn)
         if old is not None:
             self._drop_waiting(conn.bot_id)
@@ -288,7 +349,13 @@ class Referee:
                     ErrorCode.replaced, "another connection logged in with this bot's token"
                 ).to_message(fatal=True)
             )
-        return [m.match_id for m in self._matches_of(conn.bot_id)]
+        here = [m.match_id for m in self._matches_of(conn.bot_id)]
+        return here + [m for m in stored if m not in here and self._playable(m)]
+
+    def _playable(self, match_id: str) -> bool:
+        """Not a match this process has just ended (its result is stored and told)."""
+        runner = self.matches.get(match_id)
+        return runner is None or not runner.finished
 
     def bot_revoked(self, name: str, code: ErrorCode = ErrorCode.bot_disabled) -> bool:
         """Disconnect the bot ``name`` now: it was disabled (``bot_disabled``) or its token was
@@ -471,6 +538,40 @@ class Referee:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
+        if self._claimer is not None:
+            self._claimer.cancel()
+            self._claimer = None
+
+    async def _claim_orphans(self) -> None:
+        """Every sixth of a lease: take over the running matches of processes whose lease ran
+        out (killed, cut off), so that they go on within a lease and a sixth of their
+        process's death (plus the time their bots take to reconnect)."""
+        period = max(0.05, self.settings.lease_s / 6)
+        while not self.closing:
+            await asyncio.sleep(period)
+            if self.lease is None or not self.lease.held():
+                continue  # what this process takes now it might not be entitled to keep
+            try:
+                await self.resume_unfinished()
+            except Exception:
+                log.exception("looking for matches to take over failed")
+
+    async def _lease_lost(self) -> None:
+        """This process's lease ran out: another one may play its matches now. Stop them where
+        they stand (nothing more is written for them) and close every bot's connection with
+        ``shutting_down``, so that each reconnects to whichever process now plays its match."""
+        await self._stop_matches()
+        closing = RefereeError(
+            ErrorCode.shutting_down,
+            "this server process lost its hold on its matches; reconnect with backoff: they "
+            "go on where they stood",
+        ).to_message(fatal=True)
+        for conn in self.connections.all():
+            if self.is_house(conn.bot_id):
+                continue  # the server's own: they stay logged in
+            self.connections.unregister(conn)
+            self._drop_waiting(conn.bot_id)
+            conn.close_with(closing)
 
     # --- house bots ---------------------------------------------------------------------
 
@@ -639,6 +740,7 @@ class Referee:
             "on_finish": self._finished,
             "ratings": self.ratings,
             "spectators": self.spectators,
+            "owner": self.owner,
         }
 
     def _launch(self, runner: MatchRunner) -> None:

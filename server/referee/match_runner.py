@@ -124,6 +124,7 @@ class MatchRunner:
         ratings: RatingBook | None = None,
         spectators: SpectatorHub | None = None,
         seed: int | None = None,
+        owner: str | None = None,
     ) -> None:
         if len(seats) != game.num_players:
             raise ValueError(f"{game.name} needs {game.num_players} seats, got {len(seats)}")
@@ -135,6 +136,9 @@ class MatchRunner:
         self.move_limit = move_limit
         self.origin = origin
         self.rated = rated
+        #: The server process that plays it (``matches.owner``, server/cluster): its result
+        #: is stored only while the database still names that process (None: not checked).
+        self.owner = owner
         #: The referee's rating book, updated with the ratings this match's result moves.
         self._ratings = ratings
         #: The dice seed: a new secret, or a resumed match's stored one.
@@ -440,6 +444,7 @@ class MatchRunner:
             seed=self.seed,
             origin=self.origin,
             rated=self.rated,
+            owner=self.owner,
         )
         log.info(
             "match %s of %s started: %s; %d+%d ms, %s",
@@ -702,7 +707,16 @@ class MatchRunner:
                 bot_ids=[s.bot_id for s in self.seats],
                 rated=self.rated,
                 book=self._ratings,
+                owner=self.owner,
             )
+        except match_repo.NotOwnerError:
+            # Another process took the match over (this one's lease ran out while it played):
+            # that one plays it on, from the stored moves, and tells the bots how it ends.
+            log.warning(
+                "match %s is played by another server process now; this one lets it go",
+                self.match_id,
+            )
+            return
         except match_repo.IncompleteMatchError:
             log.error("match %s lost a move write; storing it as aborted", self.match_id)
             termination, at_fault, payoffs = Termination.aborted, None, [0.0] * len(self.seats)

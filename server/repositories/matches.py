@@ -65,6 +65,7 @@ def _plies_stored(table: Table) -> ScalarSelect[int]:
 _STATUS_AND_PLIES_COLUMNS = (
     _MATCHES.c.id,
     _MATCHES.c.status,
+    _MATCHES.c.owner,
     _plies_stored(_MOVES) + _plies_stored(_CHANCE_EVENTS),
 )
 #: Matches by id (``ids``, expanding): id, status, and their moves and chance events stored.
@@ -83,6 +84,11 @@ class MatchOverError(ValueError):
     """The match already has a result."""
 
 
+class NotOwnerError(MatchOverError):
+    """The match is played by another server process now (``matches.owner`` names another
+    one: this one's lease ran out and that one took the match over)."""
+
+
 class IncompleteMatchError(ValueError):
     """``finish_match(plies=n)``: the match does not have exactly n moves and chance events."""
 
@@ -98,8 +104,10 @@ async def create_match(
     seed: int,
     origin: str = "lobby",
     rated: bool = False,
+    owner: str | None = None,
 ) -> None:
-    """A running match with one seat per bot id, in seat order."""
+    """A running match with one seat per bot id, in seat order, played by the server process
+    ``owner`` (``instances.id``; None: by none yet)."""
     await run_bulk(
         session,
         create_matches,
@@ -113,6 +121,7 @@ async def create_match(
                 "seed": seed,
                 "origin": origin,
                 "rated": rated,
+                "owner": owner,
             }
         ],
     )
@@ -140,6 +149,7 @@ def create_matches(connection: Connection, rows: Sequence[Mapping[str, Any]]) ->
                 "seed": str(row["seed"]),
                 "origin": str(row.get("origin", "lobby")),
                 "rated": bool(row.get("rated", False)),
+                "owner": row.get("owner"),
             }
         )
         seats.extend(
@@ -218,8 +228,12 @@ async def finish_match(
     at_fault: int | None,
     final_position: Mapping[str, Any] | None,
     plies: int | None = None,
+    owner: str | None = None,
 ) -> None:
     """Store the result; termination "aborted" marks the match aborted, anything else finished.
+
+    With ``owner`` the result is stored only if the match is still that server process's
+    (else NotOwnerError: another process took it over and plays it on).
 
     With ``plies`` the result is stored only if exactly that many moves and chance events are
     stored (else IncompleteMatchError): the referee queues its last moves and the result
@@ -236,6 +250,7 @@ async def finish_match(
                 "at_fault": at_fault,
                 "final_position": final_position,
                 "plies": plies,
+                "owner": owner,
             }
         ],
     )
@@ -250,6 +265,7 @@ def finish_matches(connection: Connection, rows: Sequence[Mapping[str, Any]]) ->
     ids = list({row["match_id"] for row in rows})
     # Each match's status and how many of its plies are stored, in one query.
     status: dict[str, str] = {}
+    owners: dict[str, str | None] = {}
     stored: Counter[str] = Counter()
     if connection.dialect.driver == "pysqlite":
         # A query per match (many_rows.fetch_all: to the driver directly, no round trips) costs
@@ -257,8 +273,9 @@ def finish_matches(connection: Connection, rows: Sequence[Mapping[str, Any]]) ->
         found = [r for i in ids for r in fetch_all(connection, _STATUS_AND_PLIES_OF, {"id": i})]
     else:
         found = [tuple(r) for r in connection.execute(_STATUS_AND_PLIES, {"ids": ids})]
-    for match_id, match_status, plies_stored in found:
+    for match_id, match_status, owner, plies_stored in found:
         status[match_id] = match_status
+        owners[match_id] = owner
         stored[match_id] = plies_stored
     updates: list[dict[str, Any]] = []
     payoffs: list[dict[str, Any]] = []
@@ -270,6 +287,11 @@ def finish_matches(connection: Connection, rows: Sequence[Mapping[str, Any]]) ->
             raise UnknownMatchError(f"no match {match_id!r}")
         if current != RUNNING:
             raise MatchOverError(f"match {match_id!r} has already ended ({current})")
+        owner = row.get("owner")
+        if owner is not None and owners[match_id] != owner:
+            raise NotOwnerError(
+                f"match {match_id!r} is played by {owners[match_id]!r} now, not {owner!r}"
+            )
         plies = row.get("plies")
         if plies is not None and stored[match_id] != plies:
             raise IncompleteMatchError(

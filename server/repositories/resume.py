@@ -9,6 +9,7 @@ seat's clock from its last stored bank (server/referee/resume.py builds the runn
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
@@ -47,13 +48,15 @@ class StoredMatch:
     events: list[StoredEvent] = field(default_factory=list)
 
 
-async def running_matches(session: AsyncSession) -> list[StoredMatch]:
-    """Every match stored as running, oldest first, with its events in ply order."""
-    matches = (
-        await session.scalars(
-            select(Match).where(Match.status == RUNNING).order_by(Match.created_at, Match.id)
-        )
-    ).all()
+async def running_matches(
+    session: AsyncSession, ids: Sequence[str] | None = None
+) -> list[StoredMatch]:
+    """Every match stored as running (of ``ids`` when given), oldest first, with its events in
+    ply order."""
+    query = select(Match).where(Match.status == RUNNING)
+    if ids is not None:
+        query = query.where(Match.id.in_(list(ids)))
+    matches = (await session.scalars(query.order_by(Match.created_at, Match.id))).all()
     if not matches:
         return []
     ids = [m.id for m in matches]
