@@ -1,18 +1,29 @@
-"""Server settings: one dataclass, filled from the environment by ``Settings.from_env()``.
+"""Server settings: one pydantic-settings model, filled from the environment by
+``Settings.from_env()``.
 
 Environment variables (all optional): ``ARENA_DB_URL``, ``ARENA_ADMIN_TOKEN``, ``ARENA_HOST``,
 ``ARENA_PORT``, ``ARENA_HELLO_TIMEOUT_S``, ``ARENA_HEARTBEAT_S``, ``ARENA_MAX_LATENCY_GRACE_MS``,
-and one ``ARENA_<FIELD>`` per other field below (e.g. ``ARENA_HEARTBEAT_MISSES``).
+and one ``ARENA_<FIELD>`` per other field below (e.g. ``ARENA_HEARTBEAT_MISSES``). An empty one
+means the default. ``Settings(...)`` itself takes only the values it is given, never the
+environment: tests and benchmarks build theirs from explicit values, whatever the shell holds.
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import sys
-from dataclasses import dataclass, fields
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 DEFAULT_DB_URL = "sqlite+aiosqlite:///arena.db"
 
@@ -46,8 +57,16 @@ def shown_db_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-@dataclass
-class Settings:
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ARENA_",
+        env_ignore_empty=True,
+        # NaN or infinity in a float setting is a typo, not a value (ARENA_PAIRING_WINDOW=nan).
+        allow_inf_nan=False,
+        # Code sets fields after construction (arena demo, the tests' servers): checked as well.
+        validate_assignment=True,
+    )
+
     #: SQLAlchemy async URL; the default is the file arena.db in the working directory.
     db_url: str = DEFAULT_DB_URL
     #: Admin bearer token for the REST bot endpoints. None: reuse the one stored in the database,
@@ -156,102 +175,172 @@ class Settings:
     #: on a class server it would spend the CPU on the house's own ladder).
     house_self_play: bool = False
 
-    def __post_init__(self) -> None:
+    # pydantic's errors as one SettingsError, whether in building or in setting a field later.
+    # Hidden from type checkers, which then keep checking keywords and attributes against the
+    # fields above.
+    if not TYPE_CHECKING:
+
+        def __init__(self, **values: Any) -> None:
+            try:
+                super().__init__(**values)
+            except ValidationError as exc:
+                raise _refusal(exc) from None
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            try:
+                super().__setattr__(name, value)
+            except ValidationError as exc:
+                raise _refusal(exc) from None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Only the values given: from_env() is the one way in from the environment (see the
+        # module's docstring), and no .env or secrets file is read behind anybody's back.
+        return (init_settings,)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from ``ARENA_*`` environment variables; keyword overrides (other than None)
+        win."""
+        env = os.environ if environ is None else environ
+        values = _Environment(cls, env)()
+        _warn_unknown(env)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _read_flag(cls, value: Any, info: ValidationInfo) -> Any:
+        # pydantic would also take t/f/y/n; only the words below are taken, and a typo is
+        # refused, never a silent default (ARENA_RATED_CHALLENGES=ture must not mean false).
+        if not isinstance(value, str) or _annotation(cls, info) is not bool:
+            return value
+        text = value.strip().lower()
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+        raise PydanticCustomError("bool_parsing", "Input should be true or false")
+
+    @field_validator("db_url")
+    @classmethod
+    def _normalize_db_url(cls, value: str) -> str:
+        return normalize_db_url(value)
+
+    @field_validator("*")
+    @classmethod
+    def _within_bounds(cls, value: Any, info: ValidationInfo) -> Any:
         # A value that cannot work is refused at once, naming the variable, rather than every
         # bot being closed a second later (ARENA_HEARTBEAT_S=0) or the port wrapping around.
-        for name, low, strict, why in _BOUNDS:
-            value = getattr(self, name)
+        # Per field, so that an assignment that is refused leaves the old value in place.
+        name = info.field_name or ""
+        if name in _BOUNDS:
+            low, strict, why = _BOUNDS[name]
             if value < low or (strict and value == low):
                 bound = f"more than {low:g}" if strict else f"at least {low:g}"
                 raise SettingsError(f"ARENA_{name.upper()}={value!r}: expected {bound}{why}")
-        if self.port > 65535:
-            raise SettingsError(f"ARENA_PORT={self.port!r}: expected a port, 0..65535")
-
-    @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
-        """Settings from ``ARENA_*`` environment variables; keyword overrides win."""
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            raw = env.get(f"ARENA_{f.name.upper()}")
-            if raw is None or raw == "":
-                continue
-            values[f.name] = _parse(f"ARENA_{f.name.upper()}", raw, f.default)
-        _warn_unknown(env)
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        if "db_url" in values:
-            values["db_url"] = normalize_db_url(values["db_url"])
-        return cls(**values)
+        if name == "port" and value > 65535:
+            raise SettingsError(f"ARENA_PORT={value!r}: expected a port, 0..65535")
+        return value
 
 
-def _parse(name: str, raw: str, default: Any) -> Any:
-    """``raw`` as the type of ``default``; a typo is a SettingsError, never a silent default
-    (``ARENA_RATED_CHALLENGES=ture`` must not mean false)."""
-    text = raw.strip()
-    if isinstance(default, bool):
-        if text.lower() in _TRUE:
-            return True
-        if text.lower() in _FALSE:
-            return False
-        expected = "true or false (also 1/0, yes/no, on/off)"
-    elif isinstance(default, int):
-        try:
-            return int(text)
-        except ValueError:
-            expected = "a whole number"
-    elif isinstance(default, float):
-        try:
-            value = float(text)
-        except ValueError:
-            expected = "a number"
-        else:
-            if math.isfinite(value):
-                return value
-            expected = "a finite number"
-    else:
-        return raw
-    raise SettingsError(f"{name}={raw!r}: expected {expected}")
+def _annotation(cls: type[Settings], info: ValidationInfo) -> Any:
+    field = cls.model_fields.get(info.field_name or "")
+    return None if field is None else field.annotation
 
 
-#: (field, lowest value, whether the lowest itself is refused, why): the values that can work.
-_BOUNDS: tuple[tuple[str, float, bool, str], ...] = (
-    ("port", 0, False, " (0: any free port)"),
-    ("hello_timeout_s", 0, True, ""),
-    ("heartbeat_s", 0, True, ""),
-    ("heartbeat_misses", 1, False, ""),
-    ("max_outbound_frames", 16, False, " (a match keeps several messages in flight)"),
-    ("max_outbound_bytes", 65536, False, " (a message may be up to 64 KiB)"),
-    ("send_timeout_s", 0, True, ""),
-    ("max_latency_grace_ms", 0, False, ""),
-    ("resume_wait_s", 0, False, " (0: the next turn goes out at once)"),
-    ("lease_s", 0.3, False, " (renewed every third of it: shorter would be all renewal)"),
-    ("rate_limit_per_s", 0, True, ""),
-    ("rate_limit_burst", 1, False, ""),
-    ("max_queues_per_bot", 1, False, ""),
-    ("max_challenges_per_bot", 1, False, ""),
-    ("http_request_timeout_s", 0, True, ""),
-    ("max_spectators", 0, False, " (0: nobody may watch)"),
-    ("max_spectators_per_match", 1, False, ""),
-    ("spectator_queue_frames", 16, False, " (a move brings up to three messages)"),
-    ("spectator_queue_bytes", 65536, False, " (a message may be up to 64 KiB)"),
-    ("analyze_max_nodes", 1, False, ""),
-    ("analyze_time_s", 0, True, ""),
-    ("analyze_concurrency", 0, False, " (0: analysis off)"),
-    ("register_limit", 1, False, ""),
-    ("register_window_s", 0, True, ""),
-    ("rating_sigma", 0, True, ""),
-    ("rating_beta", 0, True, ""),
-    ("rating_tau", 0, False, ""),
-    ("provisional_matches", 0, False, ""),
-    ("pairing_window", 0, False, ""),
-    ("pairing_widen_per_s", 0, False, ""),
-    ("pairing_max_wait_s", 0, False, ""),
-    ("pairing_candidates", 1, False, ""),
-    ("pairing_tick_s", 0, True, ""),
-    ("house_wait_s", 0, False, ""),
-    ("house_workers", 0, False, " (0: one per core but one)"),
-    ("house_max_matches", 1, False, ""),
-)
+class _Environment(EnvSettingsSource):
+    """pydantic-settings' reading of ``ARENA_*`` variables, from a given mapping (tests pass a
+    dict) and only of the exact names of the settings: ``arena_port`` is no setting here, as it
+    is none for _warn_unknown. ``_load_env_vars`` is where pydantic-settings' own sources (its
+    .env one) say where the variables come from."""
+
+    def __init__(self, settings_cls: type[Settings], environ: Mapping[str, str]) -> None:
+        self._environ = environ  # read by _load_env_vars, which the base's __init__ calls
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        known = _setting_names()
+        return {
+            # Lower case: the source's names (case-insensitive) are arena_<field>.
+            name.lower(): raw
+            for name, raw in self._environ.items()
+            if name in known and not (self.env_ignore_empty and raw == "")
+        }
+
+
+#: What a value that does not parse was expected to be, by pydantic's error type.
+_EXPECTED = {
+    "bool_parsing": "true or false (also 1/0, yes/no, on/off)",
+    "bool_type": "true or false (also 1/0, yes/no, on/off)",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "int_type": "a whole number",
+    "float_parsing": "a number",
+    "float_type": "a number",
+    "finite_number": "a finite number",
+    "string_type": "text",
+}
+
+
+def _refusal(exc: ValidationError) -> Exception:
+    """The first of pydantic's errors, in one line that names the variable and what it takes."""
+    first = exc.errors()[0]
+    cause = first.get("ctx", {}).get("error")
+    if isinstance(cause, SettingsError):  # raised by a validator above, with its own message
+        return cause
+    field = str(first["loc"][0]) if first["loc"] else ""
+    if first["type"] == "extra_forbidden":  # a keyword that names no setting: a bug in a caller
+        return TypeError(f"Settings has no field {field!r}")
+    said = first["msg"][:1].lower() + first["msg"][1:]  # pydantic's words, for other types
+    what = f"expected {_EXPECTED[first['type']]}" if first["type"] in _EXPECTED else said
+    return SettingsError(f"ARENA_{field.upper()}={first['input']!r}: {what}")
+
+
+#: field: (lowest value, whether the lowest itself is refused, why): the values that can work.
+_BOUNDS: dict[str, tuple[float, bool, str]] = {
+    "port": (0, False, " (0: any free port)"),
+    "hello_timeout_s": (0, True, ""),
+    "heartbeat_s": (0, True, ""),
+    "heartbeat_misses": (1, False, ""),
+    "max_outbound_frames": (16, False, " (a match keeps several messages in flight)"),
+    "max_outbound_bytes": (65536, False, " (a message may be up to 64 KiB)"),
+    "send_timeout_s": (0, True, ""),
+    "max_latency_grace_ms": (0, False, ""),
+    "resume_wait_s": (0, False, " (0: the next turn goes out at once)"),
+    "lease_s": (0.3, False, " (renewed every third of it: shorter would be all renewal)"),
+    "rate_limit_per_s": (0, True, ""),
+    "rate_limit_burst": (1, False, ""),
+    "max_queues_per_bot": (1, False, ""),
+    "max_challenges_per_bot": (1, False, ""),
+    "http_request_timeout_s": (0, True, ""),
+    "max_spectators": (0, False, " (0: nobody may watch)"),
+    "max_spectators_per_match": (1, False, ""),
+    "spectator_queue_frames": (16, False, " (a move brings up to three messages)"),
+    "spectator_queue_bytes": (65536, False, " (a message may be up to 64 KiB)"),
+    "analyze_max_nodes": (1, False, ""),
+    "analyze_time_s": (0, True, ""),
+    "analyze_concurrency": (0, False, " (0: analysis off)"),
+    "register_limit": (1, False, ""),
+    "register_window_s": (0, True, ""),
+    "rating_sigma": (0, True, ""),
+    "rating_beta": (0, True, ""),
+    "rating_tau": (0, False, ""),
+    "provisional_matches": (0, False, ""),
+    "pairing_window": (0, False, ""),
+    "pairing_widen_per_s": (0, False, ""),
+    "pairing_max_wait_s": (0, False, ""),
+    "pairing_candidates": (1, False, ""),
+    "pairing_tick_s": (0, True, ""),
+    "house_wait_s": (0, False, ""),
+    "house_workers": (0, False, " (0: one per core but one)"),
+    "house_max_matches": (1, False, ""),
+}
 
 _warned: set[str] = set()
 
@@ -268,10 +357,16 @@ _NOT_SETTINGS = frozenset(
 )
 
 
-def _warn_unknown(env: Any) -> None:
+def _setting_names() -> frozenset[str]:
+    """ARENA_<FIELD> for every setting."""
+    prefix = Settings.model_config.get("env_prefix", "")
+    return frozenset(f"{prefix}{name}".upper() for name in Settings.model_fields)
+
+
+def _warn_unknown(env: Mapping[str, str]) -> None:
     """Say on stderr which ARENA_* variables name no setting (a typo is otherwise silent:
     ARENA_HOUSEBOTS=none would start every house bot), with the closest real name."""
-    known = {f"ARENA_{f.name.upper()}" for f in fields(Settings)} | _NOT_SETTINGS
+    known = _setting_names() | _NOT_SETTINGS
     for name in sorted(k for k in env if k.startswith("ARENA_") and k not in known):
         if name in _warned:
             continue  # once per process, though settings are read more than once
