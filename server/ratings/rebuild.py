@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena.server.ratings.ledger import Ledger, RatingChange
 from ply_arena.server.ratings.model import RatingModel
+from ply_arena.server.ratings.service import ratings_lock
 from ply_arena.server.repositories import ratings as rating_repo
 
 
@@ -26,7 +27,9 @@ class Rebuilt:
 
 
 async def rebuild(session: AsyncSession, model: RatingModel) -> Rebuilt:
-    """Recompute every rating and history row (in the caller's transaction)."""
+    """Recompute every rating and history row (in the caller's transaction), holding the
+    ratings lock (PostgreSQL): no server process stores a rated result meanwhile."""
+    await session.run_sync(lambda sync: ratings_lock(sync.connection()))
     results = await rating_repo.all_rated_results(session)
     ledger = Ledger(model)
     changes: list[RatingChange] = []

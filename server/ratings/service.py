@@ -8,6 +8,13 @@ order of rating (``results.rated_seq``). So a crash can never leave a result wit
 nor ratings without their result; and ``arena ratings rebuild``, replaying the rated results in that
 order, gives exactly the same numbers.
 
+On PostgreSQL, where several server processes store results in one database (server/cluster),
+the database is the source of truth: each transaction that stores rated results first takes
+the ratings lock (``ratings_lock``: a transaction-level advisory lock, so rated results are
+stored one transaction at a time across processes), then numbers them after the highest
+stored ``rated_seq`` and starts from the stored ratings, not from its own process's book, which
+does not see the other processes' results. On SQLite one process writes: the book is exact.
+
     await database.recorder.submit(store_result, match_id=..., payoffs=..., termination=...,
                                    at_fault=..., final_position=..., plies=...,
                                    game=..., bot_ids=[...], rated=True, book=book)
@@ -18,11 +25,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena.server.db.commit_hooks import after_commit
-from ply_arena.server.db.models import utcnow
+from ply_arena.server.db.models import Result, utcnow
 from ply_arena.server.db.recorder import register_bulk, run_bulk
 from ply_arena.server.ratings.book import RatingBook
 from ply_arena.server.ratings.ledger import Ledger, RatedResult
@@ -40,12 +47,21 @@ def store_results(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> 
     """Many results and their ratings at once, in order (the recorder's bulk write)."""
     now = utcnow()
     book: RatingBook | None = next((r["book"] for r in rows if r.get("book") is not None), None)
+    shared = _shared(connection)
+    last_seq: int | None = None
     stamped = []
     rated = []
     for row in rows:
         row = {**row, "finished_at": row.get("finished_at") or now}
         if book is not None and row["rated"] and row["termination"] != match_repo.ABORTED:
-            row["rated_seq"] = book.next_rated_seq(connection)
+            if not shared:
+                row["rated_seq"] = book.next_rated_seq(connection)
+            else:
+                if last_seq is None:
+                    ratings_lock(connection)
+                    last_seq = last_rated_seq(connection)
+                last_seq += 1
+                row["rated_seq"] = last_seq
             rated.append(
                 RatedResult(
                     row["match_id"],
@@ -67,13 +83,17 @@ def store_results(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> 
 def rate(connection: Connection, results: Sequence[RatedResult], book: RatingBook) -> None:
     """Apply rated ``results`` (stored in this transaction, with their order) in this order."""
     keys = {(bot_id, r.game) for r in results for bot_id in r.bot_ids}
-    # Start from the book (exactly what is stored); what it lacks is new, unless the book was
-    # never loaded from the database (tests, tools): then read it.
-    known = book.states(keys)
-    if not book.complete and len(known) < len(keys):
-        missing = keys - set(known)
-        loaded = rating_repo.load_states(connection, missing)
-        known.update({(s.bot_id, s.game): s for s in loaded})
+    if _shared(connection):
+        # Other processes rate too: what is stored (under the ratings lock) is the truth.
+        known = {(s.bot_id, s.game): s for s in rating_repo.load_states(connection, keys)}
+    else:
+        # Start from the book (exactly what is stored); what it lacks is new, unless the book
+        # was never loaded from the database (tests, tools): then read it.
+        known = book.states(keys)
+        if not book.complete and len(known) < len(keys):
+            missing = keys - set(known)
+            loaded = rating_repo.load_states(connection, missing)
+            known.update({(s.bot_id, s.game): s for s in loaded})
     stored = set(known)
     ledger = Ledger(book.model, list(known.values()))
     changes = [change for result in results for change in ledger.record(result)]
@@ -84,3 +104,24 @@ def rate(connection: Connection, results: Sequence[RatedResult], book: RatingBoo
 
 
 register_bulk(store_result, store_results, phase=2)
+
+
+#: The advisory lock key of the ratings (PostgreSQL): any 64-bit number no other lock uses.
+RATINGS_LOCK_KEY = 0x706C7972_61746E67  # "plyr" "atng"
+
+
+def _shared(connection: Connection) -> bool:
+    """Whether other processes may store results in this database too (PostgreSQL)."""
+    return connection.dialect.name == "postgresql"
+
+
+def ratings_lock(connection: Connection) -> None:
+    """Hold the ratings lock until this transaction ends (PostgreSQL; nothing on SQLite, where
+    one process writes)."""
+    if _shared(connection):
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": RATINGS_LOCK_KEY})
+
+
+def last_rated_seq(connection: Connection) -> int:
+    """The highest ``rated_seq`` stored (0: none)."""
+    return int(connection.scalar(select(func.max(Result.rated_seq))) or 0)

@@ -146,3 +146,52 @@ async def test_the_matches_of_a_killed_process_go_on_on_another_one(db_url: str)
         first.stop()
         second.stop()
     await assert_ratings_equal_a_rebuild(db_url)
+
+
+def quick_random(state: State, legal_moves: list[str], clock: Clock) -> str:
+    return random.choice(legal_moves)
+
+
+async def test_ratings_rated_by_two_processes_at_once_equal_a_rebuild(db_url: str) -> None:
+    """A bot alone in its queue on each process: the same house bot plays both, at the same
+    time. Each result's ratings start from the stored ones (the database, not a process's
+    memory, is the truth), numbered in one order across processes, so the incremental ratings
+    are exactly what a rebuild makes."""
+    house = {"house_bots": "tic_tac_toe=random", "house_wait_s": "0.05", "lease_s": LEASE_S}
+    first = start_server_process(db_url, **house)
+    second = start_server_process(db_url, **house)
+    try:
+        bots = [
+            BotClient(srv.ws_url, srv.create_bot(f"rated{i}"), quick_random,
+                      game="tic_tac_toe", games=15)
+            for i, srv in enumerate([first, second])
+        ]  # fmt: skip
+        ends = await _finish([asyncio.create_task(bot.run()) for bot in bots])
+        assert all(e.termination.value == "normal" for bot_ends in ends for e in bot_ends)
+        database = Database(db_url)
+        try:
+            async with database.session() as session:
+                seqs = (await session.execute(text(
+                    "SELECT r.rated_seq FROM results r JOIN matches m ON m.id = r.match_id "
+                    "WHERE m.rated ORDER BY r.rated_seq"
+                ))).scalars().all()  # fmt: skip
+                by_process = (await session.execute(text(
+                    "SELECT count(DISTINCT m.owner) FROM matches m JOIN seats s "
+                    "ON s.match_id = m.id JOIN bots b ON b.id = s.bot_id WHERE b.house"
+                ))).scalar()  # fmt: skip
+                house_record = (await session.execute(text(
+                    "SELECT r.matches FROM ratings r JOIN bots b ON b.id = r.bot_id WHERE b.house"
+                ))).scalar()  # fmt: skip
+                house_played = (await session.execute(text(
+                    "SELECT count(*) FROM seats s JOIN bots b ON b.id = s.bot_id "
+                    "JOIN matches m ON m.id = s.match_id WHERE b.house AND m.rated"
+                ))).scalar()  # fmt: skip
+        finally:
+            await database.dispose()
+        assert len(seqs) >= 30 and len(set(seqs)) == len(seqs), seqs  # one order, no gap needed
+        assert by_process == 2  # the house bot played on both
+        assert house_record == house_played > 0
+    finally:
+        first.stop()
+        second.stop()
+    await assert_ratings_equal_a_rebuild(db_url)
