@@ -114,9 +114,14 @@ async def _until(bots: Bots, ready: Any, timeout: float, what: str) -> None:
     del what
 
 
-def _serve(db_url: str, port: int, workdir: Path, name: str) -> subprocess.Popen[bytes]:
+def _serve(
+    db_url: str, port: int, workdir: Path, name: str, **settings: str
+) -> subprocess.Popen[bytes]:
+    """``arena serve`` with ``ARENA_<NAME>`` settings (and the bench's admin token, no house
+    bots)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env.update(ARENA_ADMIN_TOKEN="bench-admin", ARENA_HOUSE_BOTS="none")
+    env.update({f"ARENA_{k.upper()}": v for k, v in settings.items()})
     log = (workdir / f"{name}.log").open("ab")
     cmd = [sys.executable, "-m", "ply_arena", "serve", "--port", str(port), "--db", db_url]
     return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
