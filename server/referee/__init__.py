@@ -71,6 +71,7 @@ from ply_arena.protocol.messages import (
 )
 from ply_arena.protocol.wire import clip
 from ply_arena.server import time_controls
+from ply_arena.server.cluster.directory import Directory, is_remote
 from ply_arena.server.cluster.lease import Lease
 from ply_arena.server.db.database import Database
 from ply_arena.server.ratings import RatingBook, RatingModel
@@ -160,8 +161,12 @@ class Referee:
         #: the matches this referee plays. None until started (tests that pair by hand).
         self.lease: Lease | None = None
         self._claimer: asyncio.Task[None] | None = None
-        # bot id -> its running matches as stored, read by authenticate for login (PostgreSQL).
-        self._stored_running: dict[int, list[str]] = {}
+        # bot id -> its running matches as stored (id, owner), read by authenticate for login
+        # (PostgreSQL).
+        self._stored_running: dict[int, list[tuple[str, str | None]]] = {}
+        #: The other processes, through the bus (server/cluster/directory.py): set by the app
+        #: on PostgreSQL; None with one process.
+        self.directory: Directory | None = None
 
     @property
     def owner(self) -> str | None:
@@ -217,6 +222,9 @@ class Referee:
                 if self.connections.get(seat.bot_id) is not None:
                     runner.resync(seat.bot_id)  # it reconnected here before the take-over
             runners.append(runner)
+        if self.directory is not None and runners:
+            # Their bots connected to other processes ask for a resync.
+            self.directory.claimed(sorted({s.bot_id for r in runners for s in r.seats}))
         if broken:
             async with self.database.session() as session:
                 await match_repo.abort_running(session, broken)
@@ -271,7 +279,7 @@ class Referee:
             "the server is restarting; reconnect with backoff: your running matches are kept "
             "and resume where they stood",
         ).to_message(fatal=True)
-        connections = self.connections.all()
+        connections = [c for c in self.connections.all() if not is_remote(c)]
         for conn in connections:
             self.connections.unregister(conn)
             conn.close_with(closing)
@@ -350,7 +358,21 @@ class Referee:
                 ).to_message(fatal=True)
             )
         here = [m.match_id for m in self._matches_of(conn.bot_id)]
-        return here + [m for m in stored if m not in here and self._playable(m)]
+        elsewhere = [(m, owner) for m, owner in stored if m not in here and self._playable(m)]
+        if self.directory is not None and not self.is_house(conn.bot_id):
+            self.directory.logged_in(conn, elsewhere)
+        return here + [m for m, _ in elsewhere]
+
+    def replaced_elsewhere(self, conn: BotConnection) -> None:
+        """The bot logged in on another process: this connection goes (``replaced``)."""
+        if self.connections.unregister(conn):
+            self._drop_waiting(conn.bot_id)
+        conn.close_with(
+            RefereeError(
+                ErrorCode.replaced,
+                "another connection logged in with this bot's token (on another server process)",
+            ).to_message(fatal=True)
+        )
 
     def _playable(self, match_id: str) -> bool:
         """Not a match this process has just ended (its result is stored and told)."""
@@ -364,10 +386,20 @@ class Referee:
         Its connection gets the fatal ``code`` and is closed; its queue places and challenges
         are dropped at once; its matches go on as for any disconnect. True if it was connected.
         """
+        if self.directory is not None:
+            self.directory.revoked(name, code)
+        return self.revoke_here(name, code)
+
+    def revoke_here(self, name: str, code: ErrorCode = ErrorCode.bot_disabled) -> bool:
+        """``bot_revoked`` on this process only (another process told it of the revocation)."""
         self._revocations += 1
         self._revoked_at[name] = self._revocations
         conn = self.connections.by_name(name)
         if conn is None:
+            return False
+        if is_remote(conn):
+            # Connected to another process, which closes it: here it is simply gone.
+            self.disconnected(conn)
             return False
         why = (
             f"bot {name!r} was disabled by an administrator"
@@ -388,6 +420,12 @@ class Referee:
         if self.connections.unregister(conn):
             self._drop_waiting(conn.bot_id)
             self.coming_back.disconnected(conn.bot_id)
+            if (
+                self.directory is not None
+                and not is_remote(conn)
+                and not self.is_house(conn.bot_id)
+            ):
+                self.directory.logged_out(conn)
 
     def _drop_waiting(self, bot_id: int) -> None:
         self.lobby.leave(bot_id)
@@ -551,6 +589,8 @@ class Referee:
             await asyncio.sleep(period)
             if self.lease is None or not self.lease.held():
                 continue  # what this process takes now it might not be entitled to keep
+            if self.directory is not None:
+                self.directory.listen_as(self.lease.instance_id)  # a new id after a lost lease
             try:
                 await self.resume_unfinished()
             except Exception:
@@ -567,8 +607,8 @@ class Referee:
             "go on where they stood",
         ).to_message(fatal=True)
         for conn in self.connections.all():
-            if self.is_house(conn.bot_id):
-                continue  # the server's own: they stay logged in
+            if self.is_house(conn.bot_id) or is_remote(conn):
+                continue  # the server's own stay logged in; the others' are not here
             self.connections.unregister(conn)
             self._drop_waiting(conn.bot_id)
             conn.close_with(closing)
@@ -646,6 +686,8 @@ class Referee:
 
     def accept(self, conn: BotConnection, message: AcceptChallenge) -> None:
         self._check_open()
+        if self._answer_forwarded(conn, message):
+            return
         pending = self._pending(conn, message.challenge_id)
         pending.accepted.add(conn.bot_id)
         if pending.complete():
@@ -666,6 +708,8 @@ class Referee:
             )
 
     def decline(self, conn: BotConnection, message: DeclineChallenge) -> None:
+        if self._answer_forwarded(conn, message):
+            return
         pending = self._pending(conn, message.challenge_id)
         self.challenges.remove(pending.challenge_id)
         declined = ChallengeDeclined(
@@ -673,6 +717,17 @@ class Referee:
         )
         for party in pending.parties():
             self.connections.send(party.bot_id, declined)
+
+    def _answer_forwarded(
+        self, conn: BotConnection, message: AcceptChallenge | DeclineChallenge
+    ) -> bool:
+        """Sent to the process that holds the challenge, if another one does."""
+        return (
+            self.directory is not None
+            and not is_remote(conn)
+            and self.challenges.for_opponent(message.challenge_id, conn.bot_id) is None
+            and self.directory.forward_answer(conn, message)
+        )
 
     def _check_open(self) -> None:
         if self.closing:
@@ -779,14 +834,27 @@ class Referee:
                     self.coming_back.disconnected(b)  # not on its way back
 
     def move(self, conn: BotConnection, message: MakeMove, received_at: float) -> None:
+        if message.match_id not in self.matches and self._forwarded(conn, message):
+            return
         runner = self._runner(message.match_id)
         if runner is not None:
             runner.submit(conn.bot_id, message, received_at)
 
     def resign(self, conn: BotConnection, message: Resign) -> None:
+        if message.match_id not in self.matches and self._forwarded(conn, message):
+            return
         runner = self._runner(message.match_id)
         if runner is not None:
             runner.resign(conn.bot_id)
+
+    def _forwarded(self, conn: BotConnection, message: MakeMove | Resign) -> bool:
+        """Sent to the process that plays the match, if another one does."""
+        return (
+            self.directory is not None
+            and not is_remote(conn)
+            and not self.closing
+            and self.directory.forward(conn, message)
+        )
 
     def _runner(self, match_id: str) -> MatchRunner | None:
         """The running match; None for one that is ending (its result is being stored and its

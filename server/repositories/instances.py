@@ -151,13 +151,13 @@ async def prune(session: AsyncSession, *, older_than_s: float) -> int:
     return len(result.all())
 
 
-async def running_matches_of(session: AsyncSession, bot_id: int) -> list[str]:
+async def running_matches_of(session: AsyncSession, bot_id: int) -> list[tuple[str, str | None]]:
     """The running matches in which ``bot_id`` holds a seat, whichever process plays them,
-    oldest first."""
+    oldest first: (match id, owner)."""
     query = (
-        select(Match.id)
+        select(Match.id, Match.owner)
         .join(Seat, Seat.match_id == Match.id)
         .where(Seat.bot_id == bot_id, Match.status == RUNNING)
         .order_by(Match.created_at, Match.id)
     )
-    return list((await session.scalars(query)).all())
+    return [(match_id, owner) for match_id, owner in (await session.execute(query)).all()]

@@ -1,0 +1,357 @@
+"""Which process each bot is connected to, and the relay of its frames over the bus.
+
+A bot may connect to any process; its match may be played on another one (the process of its
+opponent, or the one that took the match over when its process died). Then the process that
+plays the match sees the bot as a :class:`RemoteConnection`, registered in its connection
+registry like a local one: the runner sends it frames as to any bot, and they travel over the
+bus to the bot's process, which writes them to the bot's socket unchanged. The bot's moves
+travel back the same way. So a bot sees the same frames wherever it is connected.
+
+Messages (JSON objects on the bus, ``t`` says which):
+
+- on ``arena.bots``, to every process: ``in`` (a bot logged in on process ``from``: any other
+  connection of it, on any process, is replaced), ``out`` (it disconnected from there),
+  ``revoked`` (an administrator disabled it or rotated its token), ``claimed`` (process
+  ``from`` took these matches over: whoever holds a connection of their bots asks for a
+  resync);
+- on ``arena.to.<instance>``, to one process: ``frame`` (a message for a bot connected there),
+  ``move``/``resign``/``accept``/``decline`` (a bot's message for a match or challenge held
+  there), ``resync`` (a bot connected elsewhere wants its match_start again).
+
+The bus is at most once: a lost ``frame`` is a lost message to a bot, which a resync repairs
+(any reconnection asks for one); the facts (matches, moves, results, ownership) are in the
+database.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ply_arena.protocol.errors import ErrorCode
+from ply_arena.protocol.messages import (
+    AcceptChallenge,
+    DeclineChallenge,
+    ErrorMessage,
+    MakeMove,
+    Resign,
+    ServerMessage,
+)
+from ply_arena.server.cluster.bus import Bus, Message
+from ply_arena.server.referee.connections import BotConnection, CheckRole, RefereeError
+
+if TYPE_CHECKING:
+    from ply_arena.server.referee import Referee
+
+log = logging.getLogger(__name__)
+
+#: Every process listens here.
+EVERYONE = "arena.bots"
+
+
+def channel_of(instance_id: str) -> str:
+    """The channel of one process."""
+    return f"arena.to.{instance_id}"
+
+
+class RemoteConnection:
+    """A bot connected to another process, as this one's referee sees it (a ``BotConnection``).
+
+    Its frames go over the bus; it cannot be closed from here (its own process closes it when
+    it is replaced or revoked: every process hears of that).
+    """
+
+    remote = True
+
+    def __init__(
+        self,
+        directory: Directory,
+        bot_id: int,
+        bot_name: str,
+        instance: str,
+        check_role: CheckRole | None = None,
+    ) -> None:
+        self._directory = directory
+        self.bot_id = bot_id
+        self.bot_name = bot_name
+        #: The process the bot is connected to.
+        self.instance = instance
+        self.client = ""
+        self.check_role = check_role
+        #: The bot's ping round trip as its process measured it (refreshed by its messages).
+        self.bot_rtt_ms: float | None = None
+
+    def send(self, message: ServerMessage) -> None:
+        self._directory.relay(self, message.model_dump_json())
+
+    def send_json(self, text: str) -> None:
+        self._directory.relay(self, text)
+
+    def rtt_ms(self) -> float | None:
+        """The bot's round trip plus the bus's, both ways (its turn and its move cross the
+        bus): the latency grace of a relayed bot allows for the hops."""
+        if self.bot_rtt_ms is None:
+            return None
+        return self.bot_rtt_ms + self._directory.hop_allowance_ms
+
+    def close_with(self, error: ErrorMessage) -> None:
+        """Nothing to close here: its process closes it (it heard the same news)."""
+
+
+def is_remote(conn: BotConnection) -> bool:
+    return getattr(conn, "remote", False) is True
+
+
+class Directory:
+    """This process's side of the bus: announces its bots, relays frames, forwards messages."""
+
+    #: What the bus's two hops (turn out, move back) add to a relayed bot's latency grace.
+    #: Measured on one machine: p99 of a hop under 2 ms (docs/benchmarks.md, bench/bus.py).
+    hop_allowance_ms = 10.0
+
+    def __init__(self, referee: Referee, bus: Bus, instance: Callable[[], str | None]) -> None:
+        self.referee = referee
+        self.bus = bus
+        self._instance = instance
+        #: match id -> the process that plays it, for the matches of bots connected here that
+        #: are played elsewhere (learnt from their frames and from the database at login).
+        self.hosts: dict[str, str] = {}
+        #: challenge id -> the process that holds it (learnt from the challenge's frames).
+        self.challenge_hosts: dict[str, str] = {}
+        #: When each bot connected here logged in (wall clock: compared across processes).
+        self._logged_in_at: dict[int, float] = {}
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._listening_as: str | None = None
+        #: Messages relayed out and in (tests, logs).
+        self.relayed_out = 0
+        self.relayed_in = 0
+
+    @property
+    def me(self) -> str:
+        instance = self._instance()
+        assert instance is not None, "the directory works once the referee holds its lease"
+        return instance
+
+    async def start(self) -> None:
+        self._unsubscribe.append(self.bus.subscribe(EVERYONE, self._on_everyone))
+        self.listen_as(self.me)
+        await self.bus.listening()
+
+    def listen_as(self, instance: str) -> None:
+        """Listen on ``instance``'s channel (again after a lost lease: a new id)."""
+        if self._listening_as == instance:
+            return
+        self._listening_as = instance
+        self._unsubscribe.append(self.bus.subscribe(channel_of(instance), self._on_mine))
+
+    def stop(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+
+    # --- what this process tells the others ------------------------------------------------
+
+    def logged_in(self, conn: BotConnection, stored: list[tuple[str, str | None]]) -> None:
+        """A bot logged in here: every other connection of it goes; the processes that play its
+        running matches (``stored``: match id, owner) resync it."""
+        at = time.time()
+        self._logged_in_at[conn.bot_id] = at
+        self._publish_all(
+            {
+                "t": "in",
+                "bot": conn.bot_id,
+                "name": conn.bot_name,
+                "check": None if conn.check_role is None else str(conn.check_role),
+                "at": at,
+            }
+        )
+        for match_id, owner in stored:
+            if owner is not None and owner != self.me and match_id not in self.referee.matches:
+                self.hosts[match_id] = owner
+                self._publish_to(owner, self._resync_request(conn))
+
+    def logged_out(self, conn: BotConnection) -> None:
+        self._logged_in_at.pop(conn.bot_id, None)
+        self._publish_all({"t": "out", "bot": conn.bot_id})
+
+    def revoked(self, name: str, code: ErrorCode) -> None:
+        self._publish_all({"t": "revoked", "name": name, "code": code.value})
+
+    def claimed(self, bot_ids: list[int]) -> None:
+        """This process took over matches of these bots: those connected elsewhere resync."""
+        self._publish_all({"t": "claimed", "bots": bot_ids})
+
+    def relay(self, conn: RemoteConnection, text: str) -> None:
+        """A frame for a bot connected to another process."""
+        self.relayed_out += 1
+        self._publish_to(conn.instance, {"t": "frame", "bot": conn.bot_id, "text": text})
+
+    def forward(self, conn: BotConnection, message: MakeMove | Resign) -> bool:
+        """A bot's move or resign for a match played elsewhere: sent there; False when no
+        process is known to play it."""
+        host = self.hosts.get(message.match_id)
+        if host is None or host == self.me:
+            return False
+        kind = "move" if isinstance(message, MakeMove) else "resign"
+        self._publish_to(host, self._from_bot(conn, kind, message.model_dump_json()))
+        return True
+
+    def forward_answer(
+        self, conn: BotConnection, message: AcceptChallenge | DeclineChallenge
+    ) -> bool:
+        """An answer to a challenge held by another process: sent there."""
+        host = self.challenge_hosts.pop(message.challenge_id, None)
+        if host is None or host == self.me:
+            return False
+        kind = "accept" if isinstance(message, AcceptChallenge) else "decline"
+        self._publish_to(host, self._from_bot(conn, kind, message.model_dump_json()))
+        return True
+
+    def _from_bot(self, conn: BotConnection, kind: str, text: str) -> Message:
+        return {
+            "t": kind,
+            "bot": conn.bot_id,
+            "name": conn.bot_name,
+            "rtt": conn.rtt_ms(),
+            "text": text,
+            "from": self.me,
+        }
+
+    def _resync_request(self, conn: BotConnection) -> Message:
+        return {
+            "t": "resync",
+            "bot": conn.bot_id,
+            "name": conn.bot_name,
+            "rtt": conn.rtt_ms(),
+            "from": self.me,
+        }
+
+    def _publish_all(self, message: Message) -> None:
+        message["from"] = self.me
+        self._send(EVERYONE, message)
+
+    def _publish_to(self, instance: str, message: Message) -> None:
+        message.setdefault("from", self.me)
+        self._send(channel_of(instance), message)
+
+    def _send(self, channel: str, message: Message) -> None:
+        try:
+            self.bus.publish(channel, message)
+        except Exception:  # a closed bus at shutdown: the message is lost, as on any gap
+            log.debug("bus message to %s dropped", channel, exc_info=True)
+
+    # --- what the others tell this process ----------------------------------------------------
+
+    def _on_everyone(self, message: Message) -> None:
+        sender = message.get("from")
+        if sender == self.me:
+            return
+        kind = message.get("t")
+        referee = self.referee
+        if kind == "in":
+            bot_id = int(message["bot"])
+            local = referee.connections.get(bot_id)
+            if local is not None and not is_remote(local):
+                if self._logged_in_at.get(bot_id, 0.0) > float(message["at"]):
+                    return  # this login is the newer one: the other process closes its own
+                referee.replaced_elsewhere(local)
+                self._logged_in_at.pop(bot_id, None)
+            check = message.get("check")
+            referee.connections.register(
+                RemoteConnection(
+                    self,
+                    bot_id,
+                    str(message["name"]),
+                    str(sender),
+                    None if check is None else CheckRole(check),
+                )
+            )
+        elif kind == "out":
+            conn = referee.connections.get(int(message["bot"]))
+            if conn is not None and isinstance(conn, RemoteConnection) and conn.instance == sender:
+                referee.disconnected(conn)
+        elif kind == "revoked":
+            referee.revoke_here(str(message["name"]), ErrorCode(message["code"]))
+        elif kind == "claimed":
+            for bot_id in message["bots"]:
+                conn = referee.connections.get(int(bot_id))
+                if conn is not None and not is_remote(conn):
+                    self._publish_to(str(sender), self._resync_request(conn))
+
+    def _on_mine(self, message: Message) -> None:
+        kind = message.get("t")
+        referee = self.referee
+        if kind == "frame":
+            self.relayed_in += 1
+            conn = referee.connections.get(int(message["bot"]))
+            if conn is not None and not is_remote(conn):
+                text = str(message["text"])
+                self._learn_host(text, str(message["from"]))
+                conn.send_json(text)
+            return
+        remote = self._remote(message)
+        if kind == "resync":
+            referee.resync(remote)
+            return
+        try:
+            if kind == "move":
+                referee.move(
+                    remote, MakeMove.model_validate_json(message["text"]), time.monotonic()
+                )
+            elif kind == "resign":
+                referee.resign(remote, Resign.model_validate_json(message["text"]))
+            elif kind == "accept":
+                referee.accept(remote, AcceptChallenge.model_validate_json(message["text"]))
+            elif kind == "decline":
+                referee.decline(remote, DeclineChallenge.model_validate_json(message["text"]))
+        except RefereeError as e:
+            remote.send(e.to_message())
+
+    def _remote(self, message: Message) -> RemoteConnection:
+        """The bot a message came from, registered as connected to its process (a message may
+        come before the ``in`` that announced it, on another channel)."""
+        bot_id = int(message["bot"])
+        sender = str(message["from"])
+        conn = self.referee.connections.get(bot_id)
+        if not isinstance(conn, RemoteConnection) or conn.instance != sender:
+            if conn is not None and not is_remote(conn):
+                # The bot is connected here too: the newer login wins everywhere; until the
+                # news arrives, answer the one that asked.
+                return RemoteConnection(self, bot_id, str(message["name"]), sender)
+            conn = RemoteConnection(self, bot_id, str(message["name"]), sender)
+            self.referee.connections.register(conn)
+        rtt = message.get("rtt")
+        if rtt is not None:
+            conn.bot_rtt_ms = float(rtt)
+        return conn
+
+    def _learn_host(self, text: str, host: str) -> None:
+        """Which process plays a match, or holds a challenge, from a frame it sent (cheap
+        look at the frame's start: the type comes first in every server message)."""
+        head = text[:40]
+        if '"type":"challenge"' in head or '"type":"challenge_received"' in head:
+            challenge_id = _field(text, "challenge_id")
+            if challenge_id is not None:
+                self.challenge_hosts[challenge_id] = host
+            return
+        match_id = _field(text, "match_id")
+        if match_id is None:
+            return
+        if '"type":"match_end"' in head:
+            self.hosts.pop(match_id, None)
+        else:
+            self.hosts[match_id] = host
+
+
+def _field(text: str, name: str) -> str | None:
+    """A string field of a JSON object, read without parsing the whole frame (a turn carries
+    the position and the legal moves)."""
+    key = f'"{name}":"'
+    start = text.find(key)
+    if start < 0:
+        return None
+    start += len(key)
+    end = text.find('"', start)
+    return None if end < 0 else text[start:end]
