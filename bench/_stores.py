@@ -71,6 +71,12 @@ class Store:
             total += child_times.user + child_times.system
         return total
 
+    def server_pid(self) -> int | None:
+        """The postmaster's process id (None for SQLite)."""
+        if self._cluster is None:
+            return None
+        return int(self._cluster.postmaster_pid())  # type: ignore[attr-defined]
+
     @property
     def version(self) -> str:
         return "" if self._cluster is None else str(self._cluster.version)  # type: ignore[attr-defined]
