@@ -40,7 +40,12 @@ from ply_arena.protocol.messages import (
     ServerMessage,
 )
 from ply_arena.server.cluster.bus import Bus, Message
-from ply_arena.server.referee.connections import BotConnection, CheckRole, RefereeError
+from ply_arena.server.referee.connections import (
+    BotConnection,
+    CheckRole,
+    RefereeError,
+    is_remote,
+)
 
 if TYPE_CHECKING:
     from ply_arena.server.referee import Referee
@@ -98,10 +103,6 @@ class RemoteConnection:
 
     def close_with(self, error: ErrorMessage) -> None:
         """Nothing to close here: its process closes it (it heard the same news)."""
-
-
-def is_remote(conn: BotConnection) -> bool:
-    return getattr(conn, "remote", False) is True
 
 
 class Directory:
@@ -171,6 +172,22 @@ class Directory:
             if owner is not None and owner != self.me and match_id not in self.referee.matches:
                 self.hosts[match_id] = owner
                 self._publish_to(owner, self._resync_request(conn))
+
+    def gap(self) -> None:
+        """The bus lost messages (its connection dropped): announce this process's bots again,
+        so that the others know where they are."""
+        for conn in self.referee.connections.all():
+            if is_remote(conn) or self.referee.is_house(conn.bot_id):
+                continue
+            self._publish_all(
+                {
+                    "t": "in",
+                    "bot": conn.bot_id,
+                    "name": conn.bot_name,
+                    "check": None if conn.check_role is None else str(conn.check_role),
+                    "at": self._logged_in_at.get(conn.bot_id, 0.0),
+                }
+            )
 
     def logged_out(self, conn: BotConnection) -> None:
         self._logged_in_at.pop(conn.bot_id, None)

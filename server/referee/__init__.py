@@ -49,7 +49,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ply_arena import games
 from ply_arena.protocol.errors import ErrorCode
@@ -71,7 +71,6 @@ from ply_arena.protocol.messages import (
 )
 from ply_arena.protocol.wire import clip
 from ply_arena.server import time_controls
-from ply_arena.server.cluster.directory import Directory, is_remote
 from ply_arena.server.cluster.lease import Lease
 from ply_arena.server.db.database import Database
 from ply_arena.server.ratings import RatingBook, RatingModel
@@ -83,6 +82,7 @@ from ply_arena.server.referee.connections import (
     CheckRole,
     ConnectionRegistry,
     RefereeError,
+    is_remote,
 )
 from ply_arena.server.referee.lobby import Lobby, QueueKey, Waiting
 from ply_arena.server.referee.match_runner import MatchRunner, SeatBot
@@ -92,6 +92,9 @@ from ply_arena.server.repositories import matches as match_repo
 from ply_arena.server.repositories import resume as resume_repo
 from ply_arena.server.settings import Settings
 from ply_arena.server.spectate import Limits, SpectatorHub
+
+if TYPE_CHECKING:
+    from ply_arena.server.cluster.directory import Directory
 
 __all__ = ["BotConnection", "MatchRunner", "PairingRecord", "Referee", "RefereeError"]
 

@@ -128,3 +128,9 @@ class ConnectionRegistry:
 
     def __len__(self) -> int:
         return len(self._by_bot)
+
+
+def is_remote(conn: BotConnection) -> bool:
+    """Whether ``conn`` stands for a bot connected to another server process
+    (server/cluster/directory.py's ``RemoteConnection``)."""
+    return getattr(conn, "remote", False) is True

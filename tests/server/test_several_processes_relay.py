@@ -1,0 +1,163 @@
+"""Bots on different ``arena serve`` processes of one PostgreSQL database (issue 22,
+server/cluster/directory.py): one connection per bot across processes, a revocation on one
+process closes the bot on another, a challenge between bots on two processes is played with the
+challenged bot's frames relayed over the bus, and a bot that reconnects to another process than
+its match's goes on playing it there."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+from _server_process import ADMIN_TOKEN, ServerProcess, start_server_process
+
+from ply_arena.games import State
+from ply_arena.protocol.client import BotClient, Clock
+from ply_arena.protocol.verify import verify_record
+
+pytestmark = pytest.mark.postgresql_only
+
+
+def _two(db_url: str) -> tuple[ServerProcess, ServerProcess]:
+    first = start_server_process(db_url, house_bots="none", lease_s="1.5")
+    try:
+        return first, start_server_process(db_url, house_bots="none", lease_s="1.5")
+    except BaseException:
+        first.stop()
+        raise
+
+
+async def _hello(url: str, token: str) -> Any:
+    ws = await websockets.connect(url, open_timeout=5)
+    await ws.send(json.dumps({"type": "hello", "protocol": 1, "token": token}))
+    welcome = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    assert welcome["type"] == "welcome", welcome
+    return ws
+
+
+async def _fatal(ws: Any) -> dict[str, Any]:
+    """The fatal error that ends the connection (pings answered meanwhile)."""
+    async with asyncio.timeout(15):
+        async for raw in ws:
+            message = json.loads(raw)
+            if message["type"] == "error" and message.get("fatal"):
+                return dict(message)
+            if message["type"] == "ping":
+                await ws.send(json.dumps({"type": "pong", "id": message["id"]}))
+    raise AssertionError("closed without a fatal error")
+
+
+async def test_a_login_on_another_process_replaces_the_first_connection(db_url: str) -> None:
+    first, second = _two(db_url)
+    try:
+        token = first.create_bot("twice")
+        old = await _hello(first.ws_url, token)
+        new = await _hello(second.ws_url, token)
+        error = await _fatal(old)
+        assert error["code"] == "replaced" and "another server process" in error["message"]
+        # The new one stays: it answers a ping of its own.
+        await new.send(json.dumps({"type": "ping", "id": 4242}))
+        async with asyncio.timeout(10):
+            while (reply := json.loads(await new.recv()))["type"] != "pong":
+                pass
+        assert reply["id"] == 4242
+        await new.close()
+    finally:
+        first.stop()
+        second.stop()
+
+
+async def test_a_bot_disabled_through_one_process_is_closed_on_another(db_url: str) -> None:
+    first, second = _two(db_url)
+    try:
+        token = first.create_bot("revoked")
+        ws = await _hello(second.ws_url, token)
+        await _connected(first, "revoked")
+        response = httpx.post(
+            f"{first.url}/api/bots/revoked/disable",
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+            timeout=10,
+        )
+        assert response.status_code == 200, response.text
+        error = await _fatal(ws)
+        assert error["code"] == "bot_disabled", error
+    finally:
+        first.stop()
+        second.stop()
+
+
+def slow_random(state: State, legal_moves: list[str], clock: Clock) -> str:
+    time.sleep(0.02)
+    return random.choice(legal_moves)
+
+
+async def test_a_challenge_between_bots_on_two_processes_is_played_across(db_url: str) -> None:
+    first, second = _two(db_url)
+    try:
+        challenger = BotClient(
+            first.ws_url, first.create_bot("across-a"), slow_random, game="connect_four",
+            challenge=["across-b"], games=1,
+        )  # fmt: skip
+        challenged = BotClient(
+            second.ws_url, first.create_bot("across-b"), slow_random, lobby=False,
+            accept_challenges=True, games=1,
+        )  # fmt: skip
+        answering = asyncio.create_task(challenged.run())
+        await _connected(first, "across-b")  # connected to the second: the first knows
+        playing = asyncio.create_task(challenger.run())
+        async with asyncio.timeout(60):
+            ends = await asyncio.gather(playing, answering)
+        assert [[e.termination.value for e in bot_ends] for bot_ends in ends] == [["normal"]] * 2
+        (match_id,) = {e.match_id for bot_ends in ends for e in bot_ends}
+        record = httpx.get(f"{second.url}/api/matches/{match_id}/record", timeout=10).json()
+        assert record["status"] == "finished" and verify_record(record).ok
+        assert [s["bot"] for s in record["seats"]] and record["resumed"] == []
+    finally:
+        first.stop()
+        second.stop()
+
+
+async def _connected(srv: ServerProcess, name: str) -> None:
+    """Once ``srv`` (any process) says the bot is connected: its page says so."""
+    async with httpx.AsyncClient(base_url=srv.url, timeout=5) as http, asyncio.timeout(20):
+        while "Connected now" not in (await http.get(f"/bots/{name}")).text:
+            await asyncio.sleep(0.05)
+
+
+async def test_a_bot_that_reconnects_to_another_process_plays_its_match_on(db_url: str) -> None:
+    """Two bots play on the first process; one of them is cut and comes back through the second
+    one (as a load balancer may send it): its match goes on where it is played, relayed."""
+    first, second = _two(db_url)
+    try:
+        a = BotClient(first.ws_url, first.create_bot("stay"), slow_random, game="othello")
+        b = BotClient(first.ws_url, first.create_bot("move"), slow_random, game="othello",
+                      max_retries=50)  # fmt: skip
+        tasks = [asyncio.create_task(a.run()), asyncio.create_task(b.run())]
+        async with httpx.AsyncClient(base_url=first.url, timeout=5) as http, asyncio.timeout(30):
+            while not (page := (await http.get("/api/matches?status=running")).json())["total"]:
+                await asyncio.sleep(0.05)
+            match_id = page["matches"][0]["id"]
+            while (await http.get("/api/matches?status=running")).json()["matches"][0]["plies"] < 6:
+                await asyncio.sleep(0.05)
+        # Cut b's connection; the kit reconnects, to the second process this time.
+        b.url = second.ws_url
+        assert b._ws is not None
+        await b._ws.close()
+        async with asyncio.timeout(90):
+            ends = await asyncio.gather(*tasks)
+        assert [[(e.match_id, e.termination.value) for e in bot_ends] for bot_ends in ends] == [
+            [(match_id, "normal")]
+        ] * 2
+        assert b.lost_track == []
+        record = httpx.get(f"{first.url}/api/matches/{match_id}/record", timeout=10).json()
+        assert record["resumed"] == [] and verify_record(record).ok  # played through, relayed
+        assert "login move" in second.log, second.log
+    finally:
+        first.stop()
+        second.stop()
