@@ -32,8 +32,9 @@ from ply_arena.server.api import routes as api_routes
 from ply_arena.server.api.errors import InternalErrorMiddleware, error_response
 from ply_arena.server.api.errors import exception_handlers as api_exception_handlers
 from ply_arena.server.api.throttle import AddressThrottle
-from ply_arena.server.cluster.bus import Bus, open_bus
+from ply_arena.server.cluster.bus import Bus, asyncpg_dsn, open_bus
 from ply_arena.server.cluster.directory import Directory
+from ply_arena.server.cluster.shared_lobby import SharedLobby
 from ply_arena.server.db import server_mark
 from ply_arena.server.db.database import Database
 from ply_arena.server.house import House, parse_house_bots
@@ -124,6 +125,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 await bus.start()
                 referee.directory = Directory(referee, bus, lambda: referee.owner)
                 await referee.directory.start()
+                referee.shared_lobby = SharedLobby(
+                    referee,
+                    referee.directory,
+                    asyncpg_dsn(settings.db_url),
+                    period_s=settings.lease_s / 3,
+                )
+                referee.shared_lobby.start()
             # Before the house bots log in and the directors look at their games: a resumed
             # match is one they find running.
             app.state.resumed_on_start = len(await referee.resume_unfinished())
@@ -150,6 +158,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 await directors.stop()
                 await referee.stop()
                 await house.stop()
+                if referee.shared_lobby is not None:
+                    await referee.shared_lobby.stop()
                 if referee.directory is not None:
                     referee.directory.stop()
                 if bus is not None:

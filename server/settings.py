@@ -211,9 +211,11 @@ class Settings(BaseSettings):
         win."""
         env = os.environ if environ is None else environ
         values = _Environment(cls, env)()
-        _warn_unknown(env)
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        settings = cls(**values)
+        # After the values were read: a value that cannot be read is the one line said.
+        _warn_unknown(env)
+        return settings
 
     @field_validator("*", mode="before")
     @classmethod

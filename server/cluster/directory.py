@@ -125,6 +125,8 @@ class Directory:
         self._logged_in_at: dict[int, float] = {}
         self._unsubscribe: list[Callable[[], None]] = []
         self._listening_as: str | None = None
+        #: Handlers of the other kinds of message, on either channel (the shared lobby's).
+        self.handlers: dict[str, Callable[[Message], None]] = {}
         #: Messages relayed out and in (tests, logs).
         self.relayed_out = 0
         self.relayed_in = 0
@@ -159,7 +161,7 @@ class Directory:
         running matches (``stored``: match id, owner) resync it."""
         at = time.time()
         self._logged_in_at[conn.bot_id] = at
-        self._publish_all(
+        self.publish_all(
             {
                 "t": "in",
                 "bot": conn.bot_id,
@@ -171,7 +173,7 @@ class Directory:
         for match_id, owner in stored:
             if owner is not None and owner != self.me and match_id not in self.referee.matches:
                 self.hosts[match_id] = owner
-                self._publish_to(owner, self._resync_request(conn))
+                self.publish_to(owner, self._resync_request(conn))
 
     def gap(self) -> None:
         """The bus lost messages (its connection dropped): announce this process's bots again,
@@ -179,7 +181,7 @@ class Directory:
         for conn in self.referee.connections.all():
             if is_remote(conn) or self.referee.is_house(conn.bot_id):
                 continue
-            self._publish_all(
+            self.publish_all(
                 {
                     "t": "in",
                     "bot": conn.bot_id,
@@ -191,19 +193,19 @@ class Directory:
 
     def logged_out(self, conn: BotConnection) -> None:
         self._logged_in_at.pop(conn.bot_id, None)
-        self._publish_all({"t": "out", "bot": conn.bot_id})
+        self.publish_all({"t": "out", "bot": conn.bot_id})
 
     def revoked(self, name: str, code: ErrorCode) -> None:
-        self._publish_all({"t": "revoked", "name": name, "code": code.value})
+        self.publish_all({"t": "revoked", "name": name, "code": code.value})
 
     def claimed(self, bot_ids: list[int]) -> None:
         """This process took over matches of these bots: those connected elsewhere resync."""
-        self._publish_all({"t": "claimed", "bots": bot_ids})
+        self.publish_all({"t": "claimed", "bots": bot_ids})
 
     def relay(self, conn: RemoteConnection, text: str) -> None:
         """A frame for a bot connected to another process."""
         self.relayed_out += 1
-        self._publish_to(conn.instance, {"t": "frame", "bot": conn.bot_id, "text": text})
+        self.publish_to(conn.instance, {"t": "frame", "bot": conn.bot_id, "text": text})
 
     def forward(self, conn: BotConnection, message: MakeMove | Resign) -> bool:
         """A bot's move or resign for a match played elsewhere: sent there; False when no
@@ -212,7 +214,7 @@ class Directory:
         if host is None or host == self.me:
             return False
         kind = "move" if isinstance(message, MakeMove) else "resign"
-        self._publish_to(host, self._from_bot(conn, kind, message.model_dump_json()))
+        self.publish_to(host, self._from_bot(conn, kind, message.model_dump_json()))
         return True
 
     def forward_answer(
@@ -223,7 +225,7 @@ class Directory:
         if host is None or host == self.me:
             return False
         kind = "accept" if isinstance(message, AcceptChallenge) else "decline"
-        self._publish_to(host, self._from_bot(conn, kind, message.model_dump_json()))
+        self.publish_to(host, self._from_bot(conn, kind, message.model_dump_json()))
         return True
 
     def _from_bot(self, conn: BotConnection, kind: str, text: str) -> Message:
@@ -245,11 +247,11 @@ class Directory:
             "from": self.me,
         }
 
-    def _publish_all(self, message: Message) -> None:
+    def publish_all(self, message: Message) -> None:
         message["from"] = self.me
         self._send(EVERYONE, message)
 
-    def _publish_to(self, instance: str, message: Message) -> None:
+    def publish_to(self, instance: str, message: Message) -> None:
         message.setdefault("from", self.me)
         self._send(channel_of(instance), message)
 
@@ -295,7 +297,14 @@ class Directory:
             for bot_id in message["bots"]:
                 conn = referee.connections.get(int(bot_id))
                 if conn is not None and not is_remote(conn):
-                    self._publish_to(str(sender), self._resync_request(conn))
+                    self.publish_to(str(sender), self._resync_request(conn))
+        else:
+            self._other(message)
+
+    def _other(self, message: Message) -> None:
+        handler = self.handlers.get(str(message.get("t")))
+        if handler is not None:
+            handler(message)
 
     def _on_mine(self, message: Message) -> None:
         kind = message.get("t")
@@ -307,6 +316,9 @@ class Directory:
                 text = str(message["text"])
                 self._learn_host(text, str(message["from"]))
                 conn.send_json(text)
+            return
+        if kind not in ("resync", "move", "resign", "accept", "decline"):
+            self._other(message)
             return
         remote = self._remote(message)
         if kind == "resync":

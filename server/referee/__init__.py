@@ -95,6 +95,7 @@ from ply_arena.server.spectate import Limits, SpectatorHub
 
 if TYPE_CHECKING:
     from ply_arena.server.cluster.directory import Directory
+    from ply_arena.server.cluster.shared_lobby import SharedLobby
 
 __all__ = ["BotConnection", "MatchRunner", "PairingRecord", "Referee", "RefereeError"]
 
@@ -170,6 +171,11 @@ class Referee:
         #: The other processes, through the bus (server/cluster/directory.py): set by the app
         #: on PostgreSQL; None with one process.
         self.directory: Directory | None = None
+        #: The one lobby of every process (server/cluster/shared_lobby.py), on PostgreSQL: this
+        #: process decides for every queue only while it leads it.
+        self.shared_lobby: SharedLobby | None = None
+        # Lobby matches this process plays for a leader elsewhere (it is told when they end).
+        self._led_elsewhere: set[str] = set()
 
     @property
     def owner(self) -> str | None:
@@ -431,7 +437,8 @@ class Referee:
                 self.directory.logged_out(conn)
 
     def _drop_waiting(self, bot_id: int) -> None:
-        self.lobby.leave(bot_id)
+        if self.lobby.leave(bot_id) and self.shared_lobby is not None:
+            self.shared_lobby.forward_leave(bot_id, None)
         for challenge in self.challenges.involving(bot_id):
             self.challenges.remove(challenge.challenge_id)
             if challenge.challenger.bot_id == bot_id:
@@ -471,15 +478,20 @@ class Referee:
                 ErrorCode.limit_reached,
                 f"a bot may wait in at most {limit} queues at once; leave one first",
             )
-        waiting = self.lobby.join(
-            key,
-            Waiting(conn.bot_id, conn.bot_name, time.monotonic(), conn.bot_id in self._house_ids),
-            self.ratings.mu(conn.bot_id, game.name),
+        place = Waiting(
+            conn.bot_id, conn.bot_name, time.monotonic(), conn.bot_id in self._house_ids
         )
+        mu = self.ratings.mu(conn.bot_id, game.name)
+        waiting = self.lobby.join(key, place, mu)
         conn.send(
             LobbyJoined(game=game.name, time_control=tc, policy=message.policy, waiting=waiting)
         )
         if new:
+            shared = self.shared_lobby
+            if shared is not None and not shared.leading:
+                if not place.house:  # the leader's own house bots wait there
+                    shared.forward_join(key, place, mu)
+                return new
             self.coming_back.joined(key, conn.bot_id)
             self._pair_soon(key)
         return new
@@ -510,7 +522,8 @@ class Referee:
     def leave(self, conn: BotConnection, message: LeaveLobby) -> None:
         if message.game is not None:
             _game(message.game)
-        self.lobby.leave(conn.bot_id, message.game)
+        if self.lobby.leave(conn.bot_id, message.game) and self.shared_lobby is not None:
+            self.shared_lobby.forward_leave(conn.bot_id, message.game)
         conn.send(LobbyLeft(game=message.game))
 
     def pair_queue(self, key: QueueKey) -> list[MatchRunner]:
@@ -518,6 +531,9 @@ class Referee:
         waiting = self.lobby.waiters(key)
         if self.closing or not waiting:
             return []
+        shared = self.shared_lobby
+        if shared is not None and not shared.leading:
+            return []  # the leader decides (every process's bots wait there)
         game = games.get(key.game)
         if len(waiting) < game.num_players and not self._house.get(game.name):
             # Fewer than a group and no house bot to complete one: pair() could only say so.
@@ -545,17 +561,95 @@ class Referee:
         for group in groups:
             self.lobby.remove(key, group.bot_ids)
             queued = tuple(b for b in group.bot_ids if b in in_queue)
-            runner = self.start_match(game, [(b, names[b]) for b in group.bot_ids], tc, key.policy)
-            self._from_queue[runner.match_id] = (key, queued)
+            bots = [(b, names[b]) for b in group.bot_ids]
+            host = None if shared is None else shared.host_of(group.bot_ids)
+            if shared is not None and host != shared.leader:
+                assert host is not None
+                # Played on the process of its first bot (from elsewhere): seated here.
+                match_id = new_match_id()
+                shared.start_elsewhere(host, key, match_id, self._seat_order(game, bots), queued)
+                self._note_playing(game.name, group.bot_ids)
+            else:
+                runner = self.start_match(game, bots, tc, key.policy)
+                match_id = runner.match_id
+                self._from_queue[match_id] = (key, queued)
+                runners.append(runner)
+                if shared is not None:
+                    shared.paired(key, queued)
             self.coming_back.started(key, queued)
             left = tuple(w.bot_id for w in self.lobby.waiting(key))
             self.pairing_log.append(
-                PairingRecord(now, key, runner.match_id, group.bot_ids, group.reason, left)
+                PairingRecord(now, key, match_id, group.bot_ids, group.reason, left)
             )
             if group.reason != "rating":
-                log.debug("match %s paired: %s", runner.match_id, group.reason)
-            runners.append(runner)
+                log.debug("match %s paired: %s", match_id, group.reason)
         return runners
+
+    # --- the one lobby of several processes (server/cluster/shared_lobby.py) -------------------
+
+    def lobby_led_here(self) -> None:
+        """This process leads the lobby from now on: decide for the queues it holds, with the
+        seat-rotation counts as stored now (other processes played matches meanwhile)."""
+        asyncio.get_running_loop().create_task(self._reload_pairing_counts())
+        for key in self.lobby.queues():
+            for waiting in self.lobby.waiting(key):
+                self.coming_back.joined(key, waiting.bot_id)
+            self._pair_soon(key)
+
+    async def _reload_pairing_counts(self) -> None:
+        try:
+            async with self.database.session() as session:
+                self._pairings = await match_repo.pairing_counts(session)
+        except Exception:
+            log.exception("reading the seat-rotation counts failed")
+
+    def local_waiting(self) -> list[tuple[QueueKey, Waiting, float]]:
+        """This process's own bots waiting in the lobby (not house bots), with their ratings."""
+        remote = {} if self.shared_lobby is None else self.shared_lobby.remote
+        return [
+            (key, w, self.ratings.mu(w.bot_id, key.game))
+            for key in self.lobby.queues()
+            for w in self.lobby.waiting(key)
+            if not w.house and w.bot_id not in remote
+        ]
+
+    def join_from_elsewhere(self, key: QueueKey, place: Waiting, mu: float) -> None:
+        """A bot waiting on another process, forwarded to this one, which leads the lobby."""
+        if self.closing or self.lobby.is_waiting(key, place.bot_id):
+            return
+        self.lobby.join(key, place, mu)
+        self.coming_back.joined(key, place.bot_id)
+        self._pair_soon(key)
+
+    def start_led_match(
+        self,
+        key: QueueKey,
+        match_id: str,
+        seats: Sequence[tuple[int, str]],
+        queued: Sequence[int],
+    ) -> None:
+        """The lobby's leader paired a group to be played here, seated as given."""
+        if self.closing:
+            return
+        self.lobby.remove(key, [b for b, _ in seats])
+        self.start_match(
+            games.get(key.game),
+            seats,
+            key.time_control(),
+            key.policy,
+            seats_as_given=True,
+            match_id=match_id,
+        )
+        self._from_queue[match_id] = (key, tuple(queued))
+        self._led_elsewhere.add(match_id)
+
+    def led_match_ended(self, key: QueueKey, queued: Sequence[int], bots: Sequence[int]) -> None:
+        """A match this process (the leader) paired ended on another process."""
+        self._playing.subtract(bots)
+        for bot_id in bots:
+            if self._playing[bot_id] <= 0:
+                del self._playing[bot_id]
+        self.coming_back.ended(key, queued, time.monotonic())
 
     def _pairing_params(self, group_size: int) -> pairing.Params:
         params = self._params.get(group_size)
@@ -768,11 +862,7 @@ class Referee:
         overrides that). A tournament seats its bots itself (``seats_as_given``: ``bots`` is
         in seat order) and names the match before it starts (``match_id``).
         """
-        ordered = sorted(bots)
-        key = (game.name, frozenset(b for b, _ in bots))
-        k = self._pairings[key] % len(ordered)
-        self._pairings[key] += 1
-        ordered = list(bots) if seats_as_given else ordered[k:] + ordered[:k]
+        ordered = list(bots) if seats_as_given else self._seat_order(game, bots)
         if rated is None:
             rated = origin != "challenge" or self.settings.rated_challenges
         runner = MatchRunner(
@@ -789,6 +879,17 @@ class Referee:
         self._launch(runner)
         return runner
 
+    def _seat_order(
+        self, game: games.Game, bots: Sequence[tuple[int, str]]
+    ) -> list[tuple[int, str]]:
+        """Seats for a match of these bots: bot-id order rotated by the matches they played
+        together in this game so far (counted: this one too)."""
+        ordered = sorted(bots)
+        key = (game.name, frozenset(b for b, _ in bots))
+        k = self._pairings[key] % len(ordered)
+        self._pairings[key] += 1
+        return ordered[k:] + ordered[:k]
+
     def _runner_options(self) -> dict[str, Any]:
         """What every runner of this referee shares."""
         return {
@@ -804,15 +905,19 @@ class Referee:
     def _launch(self, runner: MatchRunner) -> None:
         """Count the match as running and start its task."""
         self.matches[runner.match_id] = runner
-        bots = [s.bot_id for s in runner.seats]
-        self._playing.update(bots)
-        last = self._last_opponents.setdefault(runner.game.name, {})
-        ids = frozenset(bots)
-        for b in bots:
-            last[b] = ids - {b}
+        self._note_playing(runner.game.name, [s.bot_id for s in runner.seats])
         self._tasks[runner.match_id] = asyncio.create_task(
             runner.run(), name=f"match-{runner.match_id}"
         )
+
+    def _note_playing(self, game_name: str, bots: Sequence[int]) -> None:
+        """These bots start a match together: they play one more (house bots' room), and they
+        are each other's latest opponents (no immediate rematch)."""
+        self._playing.update(bots)
+        last = self._last_opponents.setdefault(game_name, {})
+        ids = frozenset(bots)
+        for b in bots:
+            last[b] = ids - {b}
 
     def match_task(self, match_id: str) -> asyncio.Task[None] | None:
         """The task playing ``match_id`` while it runs (await it to know when it is over)."""
@@ -829,7 +934,18 @@ class Referee:
                     del self._playing[seat.bot_id]
         self._tasks.pop(runner.match_id, None)
         origin = self._from_queue.pop(runner.match_id, None)
-        if origin is not None:
+        shared = self.shared_lobby
+        if (
+            origin is not None
+            and runner.match_id in self._led_elsewhere
+            and shared is not None
+            and not shared.leading
+        ):
+            self._led_elsewhere.discard(runner.match_id)
+            key, queued = origin
+            shared.ended(runner.match_id, key, queued, [s.bot_id for s in runner.seats])
+        elif origin is not None:
+            self._led_elsewhere.discard(runner.match_id)
             key, queued = origin
             self.coming_back.ended(key, queued, time.monotonic())
             for b in queued:

@@ -20,6 +20,7 @@ from sqlalchemy import text
 
 from ply_arena.games import State
 from ply_arena.protocol.client import BotClient, Clock
+from ply_arena.protocol.messages import TimeControl
 from ply_arena.protocol.verify import verify_record
 from ply_arena.server.db.database import Database
 
@@ -154,16 +155,19 @@ def quick_random(state: State, legal_moves: list[str], clock: Clock) -> str:
 
 async def test_ratings_rated_by_two_processes_at_once_equal_a_rebuild(db_url: str) -> None:
     """A bot alone in its queue on each process: the same house bot plays both, at the same
-    time. Each result's ratings start from the stored ones (the database, not a process's
-    memory, is the truth), numbered in one order across processes, so the incremental ratings
-    are exactly what a rebuild makes."""
+    time, on both processes. Each result's ratings start from the stored ones (the database,
+    not a process's memory, is the truth), numbered in one order across processes, so the
+    incremental ratings are exactly what a rebuild makes."""
     house = {"house_bots": "tic_tac_toe=random", "house_wait_s": "0.05", "lease_s": LEASE_S}
     first = start_server_process(db_url, **house)
     second = start_server_process(db_url, **house)
     try:
+        # Queues of their own (two time controls): each waits alone, and the house bot, which
+        # plays on the process of the bot it meets, plays on both at once.
         bots = [
             BotClient(srv.ws_url, srv.create_bot(f"rated{i}"), quick_random,
-                      game="tic_tac_toe", games=15)
+                      game="tic_tac_toe", games=15,
+                      time_control=TimeControl(move_ms=1000 + 500 * i, bank_ms=0))
             for i, srv in enumerate([first, second])
         ]  # fmt: skip
         ends = await _finish([asyncio.create_task(bot.run()) for bot in bots])
