@@ -230,7 +230,7 @@ async def grades(request: Request) -> Response:
 async def _document(
     request: Request, session: AsyncSession, tournament: Tournament
 ) -> dict[str, Any]:
-    live = {m.match_id for m in request.app.state.referee.live_matches()}
+    live = await request.app.state.referee.live_match_ids()
     return await read_document(session, tournament, live)
 
 

@@ -16,7 +16,10 @@ Messages (JSON objects on the bus, ``t`` says which):
   resync);
 - on ``arena.to.<instance>``, to one process: ``frame`` (a message for a bot connected there),
   ``move``/``resign``/``accept``/``decline`` (a bot's message for a match or challenge held
-  there), ``resync`` (a bot connected elsewhere wants its match_start again).
+  there), ``resync`` (a bot connected elsewhere wants its match_start again); for spectators,
+  ``watch``/``unwatch`` (a process has, or no longer has, spectators of a match played here)
+  and ``watch_start``/``watch_frames``/``watch_gone`` (the snapshot, then the messages of a
+  match played there, or word that it is no longer played there).
 
 The bus is at most once: a lost ``frame`` is a lost message to a bot, which a resync repairs
 (any reconnection asks for one); the facts (matches, moves, results, ownership) are in the
@@ -25,6 +28,7 @@ database.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -46,11 +50,16 @@ from ply_arena.server.referee.connections import (
     RefereeError,
     is_remote,
 )
+from ply_arena.server.spectate.frames import text_frames
+from ply_arena.server.spectate.watcher import CLOSE_RESTART, Watcher
 
 if TYPE_CHECKING:
     from ply_arena.server.referee import Referee
 
 log = logging.getLogger(__name__)
+
+#: How long a spectator of a match played elsewhere waits for its snapshot.
+WATCH_START_S = 10.0
 
 #: Every process listens here.
 EVERYONE = "arena.bots"
@@ -125,6 +134,10 @@ class Directory:
         self._logged_in_at: dict[int, float] = {}
         self._unsubscribe: list[Callable[[], None]] = []
         self._listening_as: str | None = None
+        #: Spectators here of matches played elsewhere: match id -> the process that plays it,
+        #: and the spectators still waiting for its snapshot.
+        self.watching: dict[str, str] = {}
+        self._watch_pending: dict[str, list[Watcher]] = {}
         #: Handlers of the other kinds of message, on either channel (the shared lobby's).
         self.handlers: dict[str, Callable[[Message], None]] = {}
         #: Messages relayed out and in (tests, logs).
@@ -138,6 +151,9 @@ class Directory:
         return instance
 
     async def start(self) -> None:
+        hub = self.referee.spectators
+        hub.relay = self._relay_watch
+        hub.on_unwatched = self._unwatched
         self._unsubscribe.append(self.bus.subscribe(EVERYONE, self._on_everyone))
         self.listen_as(self.me)
         await self.bus.listening()
@@ -228,6 +244,85 @@ class Directory:
         self.publish_to(host, self._from_bot(conn, kind, message.model_dump_json()))
         return True
 
+    # --- spectators of a match played elsewhere -----------------------------------------------
+
+    def watch(self, match_id: str, host: str, watcher: Watcher) -> None:
+        """A spectator here of a match played on ``host``: it gets the snapshot from there, then
+        every message, as a spectator there would."""
+        first = match_id not in self._watch_pending
+        self._watch_pending.setdefault(match_id, []).append(watcher)
+        self.watching[match_id] = host
+        if first:
+            self.publish_to(host, {"t": "watch", "match": match_id})
+        # A lost request (the bus is at most once) must not leave the spectator waiting.
+        asyncio.get_running_loop().call_later(WATCH_START_S, self._watch_late, match_id, watcher)
+
+    def _watch_late(self, match_id: str, watcher: Watcher) -> None:
+        pending = self._watch_pending.get(match_id)
+        if pending is not None and watcher in pending:
+            pending.remove(watcher)
+            if not pending:
+                del self._watch_pending[match_id]
+            watcher.fail(
+                ErrorCode.unknown_match,
+                "the server process that plays this match did not answer; watch again",
+                close_code=CLOSE_RESTART,
+            )
+
+    def _unwatched(self, match_id: str) -> None:
+        host = self.watching.pop(match_id, None)
+        if host is not None and match_id not in self._watch_pending:
+            self.publish_to(host, {"t": "unwatch", "match": match_id})
+
+    def _relay_watch(self, instance: str, match_id: str, texts: list[str], over: bool) -> None:
+        self.publish_to(
+            instance, {"t": "watch_frames", "match": match_id, "texts": texts, "over": over}
+        )
+
+    def _on_watch(self, message: Message) -> None:
+        match_id = str(message["match"])
+        sender = str(message["from"])
+        runner = self.referee.running_match(match_id)
+        if runner is None or runner.result is not None:
+            self.publish_to(sender, {"t": "watch_gone", "match": match_id})
+            return
+        # No await between the two: every event is in the snapshot or relayed after it.
+        self.referee.spectators.watch_from(match_id, sender)
+        self.publish_to(
+            sender, {"t": "watch_start", "match": match_id, "text": runner.snapshot_json()}
+        )
+
+    def _on_watch_start(self, message: Message) -> None:
+        match_id = str(message["match"])
+        hub = self.referee.spectators
+        for watcher in self._watch_pending.pop(match_id, []):
+            if watcher.over:
+                continue
+            watcher.start(text_frames([str(message["text"])]))
+            hub.subscribe(match_id, watcher)
+        if not hub.count(match_id):
+            self._unwatched(match_id)  # they all left meanwhile
+
+    def _on_watch_frames(self, message: Message) -> None:
+        match_id = str(message["match"])
+        texts = [str(t) for t in message["texts"]]
+        hub = self.referee.spectators
+        if message.get("over"):
+            self.watching.pop(match_id, None)
+            hub.end(match_id, texts[-1])
+        else:
+            hub.publish(match_id, texts)
+
+    def _on_watch_gone(self, message: Message) -> None:
+        match_id = str(message["match"])
+        self.watching.pop(match_id, None)
+        for watcher in self._watch_pending.pop(match_id, []):
+            watcher.fail(
+                ErrorCode.unknown_match,
+                "that match is no longer played; its record is at /api/matches/" + match_id,
+                close_code=CLOSE_RESTART,
+            )
+
     def _from_bot(self, conn: BotConnection, kind: str, text: str) -> Message:
         return {
             "t": kind,
@@ -316,6 +411,18 @@ class Directory:
                 text = str(message["text"])
                 self._learn_host(text, str(message["from"]))
                 conn.send_json(text)
+            return
+        watching = {
+            "watch": self._on_watch,
+            "unwatch": lambda m: self.referee.spectators.unwatch_from(
+                str(m["match"]), str(m["from"])
+            ),
+            "watch_start": self._on_watch_start,
+            "watch_frames": self._on_watch_frames,
+            "watch_gone": self._on_watch_gone,
+        }.get(str(kind))
+        if watching is not None:
+            watching(message)
             return
         if kind not in ("resync", "move", "resign", "accept", "decline"):
             self._other(message)

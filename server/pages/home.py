@@ -27,7 +27,7 @@ async def home(request: Request) -> Response:
             {"name": game.name, "players": game.num_players, "summary": game.summary}
             for game in map(games.get, games.names())
         ],
-        "live": live_matches(request.app.state.referee, LIVE),
+        "live": await live_matches(request.app.state.referee, LIVE),
         "recent": [summary_row(m) for m in recent],
     }
     return render(request, "home.html", context)

@@ -33,7 +33,7 @@ async def tournaments_page(request: Request) -> Response:
 
 async def tournament_page(request: Request) -> Response:
     name = request.path_params["name"]
-    live = {m.match_id for m in request.app.state.referee.live_matches()}
+    live = await request.app.state.referee.live_match_ids()
     async with request.app.state.database.session() as session:
         tournament = await repo.tournament_by_name(session, name)
         if tournament is None:

@@ -307,6 +307,15 @@ class Referee:
         spectators of one: ``self.spectators.count(match_id)``."""
         return [m for m in self.matches.values() if m.announced and not m.finished]
 
+    async def live_match_ids(self) -> set[str]:
+        """The ids of every match being played now: here, and with several processes on one
+        database, on the others too (as stored)."""
+        ids = {m.match_id for m in self.live_matches()}
+        if self.directory is not None:
+            async with self.database.session() as session:
+                ids.update(await match_repo.running_ids(session))
+        return ids
+
     def running_match(self, match_id: str) -> MatchRunner | None:
         """The runner of ``match_id`` while it has one: from its creation until its result is
         stored and sent (then the stored record takes over)."""

@@ -161,3 +161,14 @@ async def running_matches_of(session: AsyncSession, bot_id: int) -> list[tuple[s
         .order_by(Match.created_at, Match.id)
     )
     return [(match_id, owner) for match_id, owner in (await session.execute(query)).all()]
+
+
+async def live_owner(session: AsyncSession, match_id: str) -> str | None:
+    """The live process that plays ``match_id`` while it runs (None: not running, or its
+    process's lease ran out)."""
+    query = (
+        select(Match.owner)
+        .join(Instance, Instance.id == Match.owner)
+        .where(Match.id == match_id, Match.status == RUNNING, Instance.lease_until > _now(session))
+    )
+    return await session.scalar(query)

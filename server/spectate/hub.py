@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ply_arena.protocol.errors import ErrorCode
 from ply_arena.server.spectate import limits as spectator_limits
@@ -23,6 +23,12 @@ class SpectatorHub:
         self.limits = limits
         self._connected: set[Watcher] = set()
         self._by_match: dict[str, set[Watcher]] = {}
+        # Several processes (server/cluster/directory.py): the processes that watch each match
+        # played here, what sends them its messages (process, match id, texts, over), and what
+        # is told when nobody here watches a match played elsewhere any more.
+        self._remote: dict[str, set[str]] = {}
+        self.relay: Callable[[str, str, list[str], bool], None] | None = None
+        self.on_unwatched: Callable[[str], None] | None = None
 
     # --- for pages ---------------------------------------------------------------------------
 
@@ -61,6 +67,8 @@ class SpectatorHub:
             watchers.discard(watcher)
             if not watchers:
                 del self._by_match[watcher.match_id]
+                if self.on_unwatched is not None:
+                    self.on_unwatched(watcher.match_id)
 
     def connections(self) -> list[Watcher]:
         return list(self._connected)
@@ -69,11 +77,26 @@ class SpectatorHub:
 
     def watched(self, match_id: str) -> bool:
         """Whether anyone watches the match (the runner builds no message otherwise)."""
-        return match_id in self._by_match
+        return match_id in self._by_match or match_id in self._remote
+
+    def watch_from(self, match_id: str, instance: str) -> None:
+        """Another process has spectators of this match (played here): its messages go there
+        too. The caller has just sent that process the snapshot."""
+        self._remote.setdefault(match_id, set()).add(instance)
+
+    def unwatch_from(self, match_id: str, instance: str) -> None:
+        watching = self._remote.get(match_id)
+        if watching is not None:
+            watching.discard(instance)
+            if not watching:
+                del self._remote[match_id]
 
     def publish(self, match_id: str, texts: Sequence[str]) -> None:
         """Send these messages (JSON text) to every watcher of the match, in order. Encoded
         once; written at once (a watcher that has fallen too far behind is dropped instead)."""
+        if self._remote and match_id in self._remote and self.relay is not None and texts:
+            for instance in self._remote[match_id]:
+                self.relay(instance, match_id, list(texts), False)
         watchers = self._by_match.get(match_id)
         if not watchers or not texts:
             return
@@ -87,6 +110,10 @@ class SpectatorHub:
     def end(self, match_id: str, text: str) -> None:
         """The match is over: send ``text`` (its match_end) to every watcher, then close each
         normally; the match has no watchers from now on."""
+        remote = self._remote.pop(match_id, None)
+        if remote and self.relay is not None:
+            for instance in remote:
+                self.relay(instance, match_id, [text], True)
         watchers = self._by_match.pop(match_id, None)
         if not watchers:
             return

@@ -38,6 +38,7 @@ from ply_arena.protocol.messages import MAX_NAME_CHARS, ErrorMessage, Ping, Pong
 from ply_arena.protocol.wire import WireError, clip, parse_client_frame
 from ply_arena.server.api.errors import error_response
 from ply_arena.server.referee import Referee
+from ply_arena.server.repositories import instances as instance_repo
 from ply_arena.server.repositories import matches as match_repo
 from ply_arena.server.spectate import SpectatorHub, Watcher
 from ply_arena.server.spectate.frames import text_frames
@@ -123,6 +124,12 @@ async def _start(referee: Referee, hub: SpectatorHub, watcher: Watcher, match_id
     record = None
     if watcher.match_id is not None:
         async with referee.database.session() as session:
+            if referee.directory is not None:
+                host = await instance_repo.live_owner(session, match_id)
+                if host is not None and host != referee.owner:
+                    # Played by another process: its snapshot and messages come from there.
+                    referee.directory.watch(match_id, host, watcher)
+                    return
             record = await match_repo.get_match(session, match_id)
     if record is None:
         watcher.fail(

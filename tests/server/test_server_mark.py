@@ -30,7 +30,7 @@ def test_a_live_process_holds_the_database_and_a_dead_or_reused_pid_does_not(
     assert server_mark.running_server(url) is None  # no mark
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        write_mark(db, other.pid, process_start=server_mark._process_start(other.pid))
+        write_mark(db, other.pid, process_start=server_mark.process_start(other.pid))
         held = server_mark.running_server(url)
         assert held is not None and held.pid == other.pid
         with pytest.raises(server_mark.DatabaseInUse, match=f"pid {other.pid}"):
@@ -43,7 +43,7 @@ def test_a_live_process_holds_the_database_and_a_dead_or_reused_pid_does_not(
         deadline = time.monotonic() + 10
         while server_mark._state(other.pid) != "Z" and time.monotonic() < deadline:
             time.sleep(0.01)
-        write_mark(db, other.pid, process_start=server_mark._process_start(other.pid))
+        write_mark(db, other.pid, process_start=server_mark.process_start(other.pid))
         assert server_mark.running_server(url) is None
     finally:
         other.kill()

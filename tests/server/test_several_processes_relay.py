@@ -161,3 +161,48 @@ async def test_a_bot_that_reconnects_to_another_process_plays_its_match_on(db_ur
     finally:
         first.stop()
         second.stop()
+
+
+async def _spectate(url: str) -> list[dict[str, Any]]:
+    """Every message a spectator gets until the stream ends."""
+    got: list[dict[str, Any]] = []
+    async with websockets.connect(url, open_timeout=5) as ws, asyncio.timeout(60):
+        async for raw in ws:
+            got.append(json.loads(raw))
+    return got
+
+
+async def test_a_match_played_on_one_process_is_listed_and_watched_live_on_another(db_url: str) -> None:
+    first, second = _two(db_url)
+    try:
+        bots = [
+            BotClient(first.ws_url, first.create_bot(f"watched{i}"), slow_random,
+                      game="connect_four")
+            for i in range(2)
+        ]  # fmt: skip
+        tasks = [asyncio.create_task(bot.run()) for bot in bots]
+        async with httpx.AsyncClient(base_url=first.url, timeout=5) as http, asyncio.timeout(30):
+            while not (page := (await http.get("/api/matches?status=running")).json())["total"]:
+                await asyncio.sleep(0.05)
+        match_id = page["matches"][0]["id"]
+        # The other process's home page lists it among the matches being played now.
+        assert match_id in httpx.get(f"{second.url}/", timeout=10).text
+        path = f"/ws/watch/{match_id}"
+        there, here = await asyncio.gather(
+            _spectate(second.ws_url.replace("/ws", path)),
+            _spectate(first.ws_url.replace("/ws", path)),
+        )
+        async with asyncio.timeout(60):
+            await asyncio.gather(*tasks)
+        for got in (there, here):
+            assert got[0]["type"] == "watch_start", got[0]
+            assert got[-1]["type"] == "match_end", got[-1]
+            # Every move after the snapshot, once each, in order: none lost, none twice.
+            start = len(got[0]["moves"])
+            plies = [m["ply"] for m in got if m["type"] == "move"]
+            assert plies == list(range(start, got[-1]["plies"])), (start, plies)
+        assert there[-1] == here[-1]  # the same end, relayed from the process that plays it
+        assert first.log.count("resumed") == 0
+    finally:
+        first.stop()
+        second.stop()
