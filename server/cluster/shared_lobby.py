@@ -194,13 +194,16 @@ class SharedLobby:
                 "queued": list(queued),
             },
         )
-        self.paired(key, queued)
+        self.paired(key, queued)  # some bot of it waits elsewhere: the host's, at least
 
     def paired(self, key: QueueKey, bot_ids: Sequence[int]) -> None:
-        """Tell the processes of these bots that they were paired (out of the queue)."""
-        for bot_id in bot_ids:
-            self.remote.pop(bot_id, None)
-        self.directory.publish_all({"t": "paired", "key": key_fields(key), "bots": list(bot_ids)})
+        """Tell the processes of these bots that they were paired (out of the queue): only when
+        some waited on another process (a lone process says nothing on the bus)."""
+        elsewhere = [self.remote.pop(b) for b in bot_ids if b in self.remote]
+        if elsewhere:
+            self.directory.publish_all(
+                {"t": "paired", "key": key_fields(key), "bots": list(bot_ids)}
+            )
 
     def ended(
         self, match_id: str, key: QueueKey, queued: Sequence[int], bots: Sequence[int]
