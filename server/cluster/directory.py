@@ -44,6 +44,7 @@ from ply_arena.protocol.messages import (
     ServerMessage,
 )
 from ply_arena.server.cluster.bus import Bus, Message
+from ply_arena.server.ratings.ledger import RatingState
 from ply_arena.server.referee.connections import (
     BotConnection,
     CheckRole,
@@ -138,6 +139,9 @@ class Directory:
         #: and the spectators still waiting for its snapshot.
         self.watching: dict[str, str] = {}
         self._watch_pending: dict[str, list[Watcher]] = {}
+        #: Whether this process is the only live one (the referee looks every sixth of a
+        #: lease): then nobody needs to hear of its ratings.
+        self.alone = False
         #: Handlers of the other kinds of message, on either channel (the shared lobby's).
         self.handlers: dict[str, Callable[[Message], None]] = {}
         #: Messages relayed out and in (tests, logs).
@@ -154,6 +158,7 @@ class Directory:
         hub = self.referee.spectators
         hub.relay = self._relay_watch
         hub.on_unwatched = self._unwatched
+        self.referee.ratings.on_confirmed = self.rated
         self._unsubscribe.append(self.bus.subscribe(EVERYONE, self._on_everyone))
         self.listen_as(self.me)
         await self.bus.listening()
@@ -217,6 +222,13 @@ class Directory:
     def claimed(self, bot_ids: list[int]) -> None:
         """This process took over matches of these bots: those connected elsewhere resync."""
         self.publish_all({"t": "claimed", "bots": bot_ids})
+
+    def rated(self, states: list[RatingState]) -> None:
+        """Ratings this process stored: the others' lobbies pair by them too."""
+        if not self.alone:
+            self.publish_all(
+                {"t": "rated", "states": [[s.bot_id, s.game, s.mu, s.sigma] for s in states]}
+            )
 
     def relay(self, conn: RemoteConnection, text: str) -> None:
         """A frame for a bot connected to another process."""
@@ -388,6 +400,9 @@ class Directory:
                 referee.disconnected(conn)
         elif kind == "revoked":
             referee.revoke_here(str(message["name"]), ErrorCode(message["code"]))
+        elif kind == "rated":
+            for bot_id, game, mu, sigma in message["states"]:
+                referee.ratings.set(int(bot_id), str(game), (float(mu), float(sigma)))
         elif kind == "claimed":
             for bot_id in message["bots"]:
                 conn = referee.connections.get(int(bot_id))

@@ -36,6 +36,9 @@ class RatingBook:
         self.complete = False
         self._last_seq: int | None = None
         self._watchers: list[Callable[[int, str, float], None]] = []
+        #: Called with the states this process stored, once committed (several processes:
+        #: the others hear of them, server/cluster/directory.py); not for ``set``.
+        self.on_confirmed: Callable[[list[RatingState]], None] | None = None
 
     def watch(self, watcher: Callable[[int, str, float], None]) -> None:
         """Call ``watcher(bot_id, game, mu)`` whenever a bot's rating changes (after ``set`` and
@@ -62,7 +65,8 @@ class RatingBook:
         return self.get(bot_id, game)[0]
 
     def set(self, bot_id: int, game: str, rating: MuSigma) -> None:
-        """Set a bot's rating by hand (tests of the pairing, benchmarks)."""
+        """Set a bot's rating by hand (tests of the pairing, benchmarks), or as another
+        process stored it."""
         state = self._states.get((bot_id, game)) or RatingState(bot_id, game, *rating)
         state.mu, state.sigma = rating
         self._states[(bot_id, game)] = state
@@ -74,9 +78,12 @@ class RatingBook:
 
     def confirm(self, states: Iterable[RatingState]) -> None:
         """These states are now stored (called once their transaction has committed)."""
-        for state in states:
+        confirmed = list(states)
+        for state in confirmed:
             self._states[(state.bot_id, state.game)] = replace(state)
             self._changed(state)
+        if self.on_confirmed is not None and confirmed:
+            self.on_confirmed(confirmed)
 
     def next_rated_seq(self, connection: Connection) -> int:
         """The place of the next rated result in the order of rating (``results.rated_seq``).

@@ -695,9 +695,11 @@ class Referee:
             await asyncio.sleep(period)
             if self.lease is None or not self.lease.held():
                 continue  # what this process takes now it might not be entitled to keep
-            if self.directory is not None:
-                self.directory.listen_as(self.lease.instance_id)  # a new id after a lost lease
             try:
+                if self.directory is not None:
+                    self.directory.listen_as(self.lease.instance_id)  # a new id: a lost lease
+                    async with self.database.session() as session:
+                        self.directory.alone = len(await instance_repo.live(session)) <= 1
                 await self.resume_unfinished()
             except Exception:
                 log.exception("looking for matches to take over failed")

@@ -172,7 +172,7 @@ async def _spectate(url: str) -> list[dict[str, Any]]:
     return got
 
 
-async def test_a_match_played_on_one_process_is_listed_and_watched_live_on_another(db_url: str) -> None:
+async def test_a_match_played_on_one_process_is_watched_live_on_another(db_url: str) -> None:
     first, second = _two(db_url)
     try:
         bots = [
