@@ -43,7 +43,7 @@ from ply_arena.server.pages.headers import SecurityHeadersMiddleware
 from ply_arena.server.pages.routes import routes as page_routes
 from ply_arena.server.pages.templating import compile_templates
 from ply_arena.server.ratings import RatingModel
-from ply_arena.server.ratings.rebuild import needs_rebuild, rebuild
+from ply_arena.server.ratings.rebuild import rebuild_if_needed
 from ply_arena.server.referee import Referee
 from ply_arena.server.repositories import bots
 from ply_arena.server.settings import Settings
@@ -105,8 +105,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             async with database.session() as session:
                 app.state.admin_token_hash = await _admin_token_hash(session, settings)
             async with database.session() as session:
-                if await needs_rebuild(session):
-                    rebuilt = await rebuild(session, RatingModel.from_settings(settings))
+                rebuilt = await rebuild_if_needed(session, RatingModel.from_settings(settings))
+                if rebuilt is not None:
                     log.info(
                         "ratings rebuilt from %d rated match(es): %d rating(s)",
                         rebuilt.matches,
@@ -276,7 +276,10 @@ def log_config() -> dict[str, Any]:
 
 
 async def _admin_token_hash(session: AsyncSession, settings: Settings) -> str:
-    """The admin token's hash: from the settings, else the stored one, else a new one (printed)."""
+    """The admin token's hash: from the settings, else the stored one, else a new one (printed).
+    Under the admin token's lock: of several processes starting at once on one database, one
+    makes (and prints) the token, the others find it."""
+    await bots.lock_admin_token(session)
     if settings.admin_token:
         await bots.set_admin_token(session, settings.admin_token)
         return bots.hash_token(settings.admin_token)

@@ -19,7 +19,7 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, event
+from sqlalchemy import Connection, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import (
@@ -37,6 +37,9 @@ from ply_arena.server.settings import SettingsError, shown_db_url
 _SERVER_DIR = Path(__file__).resolve().parent.parent
 #: How long a writer waits for SQLite's write lock before failing.
 SQLITE_BUSY_TIMEOUT_MS = 10_000
+#: The advisory lock key of the migrations (PostgreSQL): any 64-bit number no other lock uses
+#: (the ratings' is in server/ratings/service.py, the admin token's in repositories/bots.py).
+MIGRATIONS_LOCK_KEY = 0x706C7961_6D696772  # "plya" "migr"
 
 
 def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -157,6 +160,13 @@ class Database:
             ) from None
         try:
             async with conn.begin():
+                if not self.is_sqlite:
+                    # Several processes starting at once on one database (arena serve
+                    # --workers): one migrates, the others wait here and then find the schema
+                    # at its head. Held until this transaction ends (Alembic's DDL is in it).
+                    await conn.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATIONS_LOCK_KEY}
+                    )
                 await conn.run_sync(_upgrade, revision)
         except DBAPIError as error:
             if "permission denied" not in _reason(error):

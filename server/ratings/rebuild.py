@@ -47,3 +47,13 @@ async def needs_rebuild(session: AsyncSession) -> bool:
     whose rating tables were emptied): the server then rebuilds on start."""
     rated, with_history = await rating_repo.counts(session)
     return rated != with_history
+
+
+async def rebuild_if_needed(session: AsyncSession, model: RatingModel) -> Rebuilt | None:
+    """Rebuild when :func:`needs_rebuild` says so (None: no need), deciding under the ratings
+    lock: of several processes starting at once on one database, one rebuilds and the others,
+    waiting for it, find nothing left to do."""
+    await session.run_sync(lambda sync: ratings_lock(sync.connection()))
+    if not await needs_rebuild(session):
+        return None
+    return await rebuild(session, model)

@@ -6,8 +6,11 @@ import hashlib
 import re
 import secrets
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select, text, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -98,21 +101,28 @@ async def ensure_house_bot(session: AsyncSession, name: str, agent: str) -> Bot:
 
     Its token hash is no sha256 output (it holds a ``:``), so no token logs it in: it plays
     inside the server. The same name finds the same bot after a restart (its id, matches and
-    ratings); BotExistsError if a bot that is not a house bot has that name.
+    ratings); BotExistsError if a bot that is not a house bot has that name. Several processes
+    starting at once (``arena serve --workers``) create it once: the insert does nothing when
+    another one's is there (INSERT ... ON CONFLICT), and each then reads the one row.
     """
-    bot = await session.scalar(select(Bot).where(Bot.name_key == name.lower()))
+    found = select(Bot).where(Bot.name_key == name.lower())
+    bot = await session.scalar(found)
     if bot is None:
-        bot = Bot(
-            name=name,
-            name_key=name.lower(),
-            token_hash=f"house:{secrets.token_hex(29)}",
-            enabled=True,
-            house=True,
-            agent=agent,
+        insert = _insert_for(session)
+        await session.execute(
+            insert(Bot)
+            .values(
+                name=name,
+                name_key=name.lower(),
+                token_hash=f"house:{secrets.token_hex(29)}",
+                enabled=True,
+                house=True,
+                agent=agent,
+            )
+            .on_conflict_do_nothing(index_elements=[Bot.name_key])
         )
-        session.add(bot)
-        await session.flush()
-        return bot
+        bot = await session.scalar(found)
+        assert bot is not None  # inserted just now, by this process or another one
     if not bot.house:
         raise BotExistsError(
             f"house bot {name!r}: the name is taken by bot {bot.name!r}, which is not a house "
@@ -182,8 +192,23 @@ async def admin_token_hash(session: AsyncSession) -> str | None:
     )
 
 
+#: The advisory lock key of the admin token (PostgreSQL): any 64-bit number no other lock uses.
+ADMIN_TOKEN_LOCK_KEY = 0x706C7961_61646D6E  # "plya" "admn"
+
+
+async def lock_admin_token(session: AsyncSession) -> None:
+    """Hold the admin token's lock until this transaction ends (PostgreSQL; nothing on SQLite,
+    whose one writer at a time already serialises): several processes starting at once read,
+    and if need be make, one admin token between them, not one each."""
+    if _dialect(session) == "postgresql":
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADMIN_TOKEN_LOCK_KEY}
+        )
+
+
 async def set_admin_token(session: AsyncSession, token: str) -> None:
     """Make ``token`` the admin token (replacing any stored one)."""
+    await lock_admin_token(session)
     digest = hash_token(token)
     for row in (await session.scalars(select(AdminToken))).all():
         if row.token_hash != digest:
@@ -197,3 +222,14 @@ async def set_admin_token(session: AsyncSession, token: str) -> None:
 def token_matches(token: str, digest: str | None) -> bool:
     """Constant-time comparison of a presented token with a stored hash."""
     return digest is not None and secrets.compare_digest(hash_token(token), digest)
+
+
+def _dialect(session: AsyncSession) -> str:
+    return session.get_bind().dialect.name
+
+
+def _insert_for(session: AsyncSession) -> Any:
+    """The INSERT of this session's database, the one with ``on_conflict_do_nothing``."""
+    if _dialect(session) == "postgresql":
+        return postgresql_insert
+    return sqlite_insert

@@ -78,6 +78,9 @@ class ServerProcess:
         # leftover holding the log pipe would keep the log reader (and this test) waiting.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+        for pid in self.leftovers():  # in process groups of their own (--workers)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         if self.pump is not None:
             self.pump.join(timeout=10)  # the whole log is read
         if self.proc.stdout is not None and (self.pump is None or not self.pump.is_alive()):
@@ -108,6 +111,22 @@ def start_server_process(
     returns once it serves. ``db`` is an SQLite file or a database URL (the ``db_url`` fixture's:
     the store under test); the server runs in the file's folder (a URL's: the temporary
     folder). ``arena`` is the command (another installation's, say)."""
+    return wait_serving(launch_server_process(db, port=port, arena=arena, **settings))
+
+
+def launch_server_process(
+    db: Path | str,
+    *,
+    port: int | None = None,
+    arena: list[str] = ARENA,
+    admin_token: str | None = ADMIN_TOKEN,
+    options: tuple[str, ...] = (),
+    **settings: str,
+) -> ServerProcess:
+    """Start `arena serve` as ``start_server_process`` does, without waiting for it to serve
+    (``wait_serving``): several can start at the same moment. ``admin_token`` None: none is
+    set (the server finds the stored one or makes one); ``options``: more of its options
+    (``--workers 2``)."""
     port = port or free_port()
     if isinstance(db, str):
         url = make_url(db)
@@ -117,12 +136,14 @@ def start_server_process(
         cwd = db.parent
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env.update({f"ARENA_{k.upper()}": v for k, v in settings.items()})
-    env["ARENA_ADMIN_TOKEN"] = ADMIN_TOKEN
+    if admin_token is not None:
+        env["ARENA_ADMIN_TOKEN"] = admin_token
     proc = subprocess.Popen(
         [
             *arena,
             "serve",
             *("--host", "127.0.0.1", "--port", str(port), "--db", str(db)),
+            *options,
         ],
         cwd=cwd,
         env=env,
@@ -141,9 +162,15 @@ def start_server_process(
 
     server.pump = threading.Thread(target=pump, daemon=True, name=f"arena-serve-{port}-log")
     server.pump.start()
-    deadline = time.monotonic() + 30
+    return server
+
+
+def wait_serving(server: ServerProcess, timeout_s: float = 30) -> ServerProcess:
+    """``server`` once it answers /api/health (it fails the test if it exits or takes longer
+    than ``timeout_s``)."""
+    deadline = time.monotonic() + timeout_s
     while True:
-        assert proc.poll() is None, f"arena serve exited:\n{server.log}"
+        assert server.proc.poll() is None, f"arena serve exited:\n{server.log}"
         try:
             if httpx.get(f"{server.url}/api/health", timeout=1).status_code == 200:
                 return server

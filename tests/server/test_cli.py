@@ -101,9 +101,10 @@ def test_bots_refuse_to_create_a_database_unless_asked(tmp_path: Path, monkeypat
 def test_bots_use_the_servers_database(live_server: Any, monkeypatch: Any) -> None:
     # The server created its database: the CLI adds a bot to it (no --init-db needed), says
     # which database it used (the file, or the URL), and the running server accepts the new
-    # bot's token. (Without CI's ARENA_REQUIRE_BROWSER, which the CLI would rightly call "not
-    # an arena setting" on stderr, once per process.)
+    # bot's token. (Without CI's ARENA_REQUIRE_BROWSER and ARENA_REQUIRE_NGINX, which the CLI
+    # would rightly call "not an arena setting" on stderr, once per process.)
     monkeypatch.delenv("ARENA_REQUIRE_BROWSER", raising=False)
+    monkeypatch.delenv("ARENA_REQUIRE_NGINX", raising=False)
     result = runner.invoke(app, ["bots", "create", "erin", "--db", live_server.db_option])
     assert result.exit_code == 0, result.output
     shown = live_server.db_path.resolve() if live_server.db_path else live_server.db_url
