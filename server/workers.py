@@ -80,8 +80,9 @@ class _Worker:
 class Workers:
     """The parent: starts the workers on ``sock``, keeps them running, stops them on a signal.
 
-    ``command`` is the worker's command line without ``--listen-fd``; ``env`` its environment
-    (the settings, as ``ARENA_*`` variables: a database URL's password stays out of ``ps``).
+    ``command`` is the worker's command line without ``--listen-fd`` and ``--parent-pid``;
+    ``env`` its environment (the settings, as ``ARENA_*`` variables: a database URL's password
+    stays out of ``ps``).
     """
 
     def __init__(
@@ -122,7 +123,7 @@ class Workers:
     def _start(self, index: int) -> _Worker:
         fd = self.sock.fileno()
         proc = subprocess.Popen(
-            [*self.command, "--listen-fd", str(fd)],
+            [*self.command, "--listen-fd", str(fd), "--parent-pid", str(os.getpid())],
             env=self.env,
             pass_fds=[fd],
             # Its own process group: the terminal's Ctrl-C goes to the parent only, which
@@ -193,10 +194,10 @@ def inherited_socket(fd: int) -> socket.socket:
     return socket.socket(fileno=fd)
 
 
-def stop_when_orphaned() -> None:
-    """In a worker: stop as on SIGTERM once the parent is gone (killed with kill -9), rather
-    than serve on unsupervised; checked from a thread, every ``POLL_S``."""
-    parent = os.getppid()
+def stop_when_orphaned(parent: int) -> None:
+    """In a worker: stop as on SIGTERM once the parent (its pid) is gone (killed with kill -9),
+    rather than serve on unsupervised; checked from a thread, every ``POLL_S`` (also when it
+    was gone before this worker got here)."""
 
     def watch() -> None:
         while os.getppid() == parent:

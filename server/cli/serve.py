@@ -28,9 +28,11 @@ def register(app: typer.Typer) -> None:
             "--workers",
             min=1,
             help="Server processes on the one port (more than 1: PostgreSQL only; "
-            "docs/server.md, 'Several processes').",
+            "docs/server.md, 'Several processes on one port').",
         ),
+        # A worker of --workers: the listening socket it inherits, and its parent.
         listen_fd: int = typer.Option(None, "--listen-fd", hidden=True),
+        parent_pid: int = typer.Option(None, "--parent-pid", hidden=True),
     ) -> None:
         """Run the arena: REST under /api, bots connect to /ws.
 
@@ -43,7 +45,7 @@ def register(app: typer.Typer) -> None:
 
         settings = Settings.from_env(host=host, port=port, db_url=db)
         if listen_fd is not None:  # one of the processes of --workers: its parent checked
-            _serve_as_worker(settings, listen_fd)
+            _serve_as_worker(settings, listen_fd, parent_pid)
             return
         from ply_arena.server.cli._database import sqlite_file
         from ply_arena.server.db.sqlite_file import problem
@@ -53,6 +55,14 @@ def register(app: typer.Typer) -> None:
         if refused is not None:
             typer.echo(f"error: {refused}; give another --db", err=True)
             raise typer.Exit(1)
+        if workers > 1 and os.name != "posix":
+            typer.echo(
+                "error: --workers needs Linux or another POSIX system (its workers inherit one "
+                "listening socket); run several arena serve on other ports behind nginx "
+                "instead (docs/server.md)",
+                err=True,
+            )
+            raise typer.Exit(2)
         if workers > 1 and path is not None:
             typer.echo(
                 f"error: --workers {workers} needs PostgreSQL: on an SQLite file one server "
@@ -115,13 +125,13 @@ def _run_workers(settings: Settings, count: int) -> int:
     return Workers(count, sock, [sys.executable, "-m", "ply_arena", "serve"], env).run()
 
 
-def _serve_as_worker(settings: Settings, fd: int) -> None:
+def _serve_as_worker(settings: Settings, fd: int, parent_pid: int | None) -> None:
     """One of the processes of ``--workers``: serve on the inherited socket until SIGTERM."""
     from ply_arena.server.app import create_app, make_server
     from ply_arena.server.workers import inherited_socket, stop_when_orphaned
 
     sock = inherited_socket(fd)
-    stop_when_orphaned()
+    stop_when_orphaned(os.getppid() if parent_pid is None else parent_pid)
     make_server(create_app(settings), settings, log_level="info").run(sockets=[sock])
 
 

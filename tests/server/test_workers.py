@@ -190,3 +190,21 @@ async def test_a_killed_worker_is_replaced_and_ctrl_c_stops_them_all(db_url: str
         assert "Traceback" not in srv.log, srv.log
     finally:
         srv.stop()
+
+
+@pytest.mark.postgresql_only
+@pytest.mark.timeout(120)
+async def test_workers_whose_parent_is_killed_stop_by_themselves(db_url: str) -> None:
+    srv = launch_server_process(db_url, options=("--workers", "2"), house_bots="none")
+    try:
+        wait_serving(srv, timeout_s=90)
+        workers = await _live_workers(db_url, 2)
+        srv.proc.send_signal(signal.SIGKILL)
+        await asyncio.to_thread(srv.proc.wait, 10)
+        async with asyncio.timeout(60):
+            while any(Path(f"/proc/{pid}").exists() for pid in workers):
+                await asyncio.sleep(0.1)
+        await _stopped_cleanly(db_url, workers)
+        assert "its parent" in srv.log and "is gone; stopping" in srv.log, srv.log
+    finally:
+        srv.stop()
