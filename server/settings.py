@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     admin_token: str | None = None
     host: str = "127.0.0.1"
     port: int = 8000
+    #: ``arena serve --workers``: server processes on the one port (more than 1: PostgreSQL
+    #: only; server/workers.py).
+    workers: int = 1
     #: A connection that sends no ``hello`` within this time is closed with ``hello_timeout``.
     hello_timeout_s: float = 10.0
     #: Server pings every this many seconds; round trips feed the latency grace.
@@ -307,6 +310,7 @@ def _refusal(exc: ValidationError) -> Exception:
 #: field: (lowest value, whether the lowest itself is refused, why): the values that can work.
 _BOUNDS: dict[str, tuple[float, bool, str]] = {
     "port": (0, False, " (0: any free port)"),
+    "workers": (1, False, ""),
     "hello_timeout_s": (0, True, ""),
     "heartbeat_s": (0, True, ""),
     "heartbeat_misses": (1, False, ""),

@@ -24,10 +24,9 @@ def register(app: typer.Typer) -> None:
             help="Database URL or SQLite file path (default: sqlite file arena.db here).",
         ),
         workers: int = typer.Option(
-            1,
+            None,
             "--workers",
-            min=1,
-            help="Server processes on the one port (more than 1: PostgreSQL only; "
+            help="Server processes on the one port (default: 1; more: PostgreSQL only; "
             "docs/server.md, 'Several processes on one port').",
         ),
         # A worker of --workers: the listening socket it inherits, and its parent.
@@ -43,7 +42,8 @@ def register(app: typer.Typer) -> None:
         from ply_arena.server.db.server_mark import running_server
         from ply_arena.server.settings import Settings, shown_db_url
 
-        settings = Settings.from_env(host=host, port=port, db_url=db)
+        settings = Settings.from_env(host=host, port=port, db_url=db, workers=workers)
+        workers = settings.workers
         if listen_fd is not None:  # one of the processes of --workers: its parent checked
             _serve_as_worker(settings, listen_fd, parent_pid)
             return
@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(
                 f"error: --workers {workers} needs PostgreSQL: on an SQLite file one server "
                 "process serves (a second one is refused); give --db postgresql://USER@HOST/DB "
-                "(docs/server.md), or run without --workers",
+                "(docs/server.md), or run one (--workers 1)",
                 err=True,
             )
             raise typer.Exit(2)

@@ -42,7 +42,7 @@ def test_workers_on_sqlite_are_refused_in_one_line(tmp_path: Path) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert "--workers 2 needs PostgreSQL" in lines[0]
-    assert "--db postgresql://" in lines[0] and "without --workers" in lines[0]
+    assert "--db postgresql://" in lines[0] and "or run one (--workers 1)" in lines[0]
     assert not (tmp_path / "arena.db").exists()  # refused before anything was made
 
 
