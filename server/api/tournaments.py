@@ -32,6 +32,7 @@ from ply_arena.server.api.errors import ApiError
 from ply_arena.server.db.models import Bot, Classroom, Tournament
 from ply_arena.server.repositories import bots as bot_repo
 from ply_arena.server.repositories import classes as class_repo
+from ply_arena.server.repositories import tournament_directors as direction_repo
 from ply_arena.server.repositories import tournaments as repo
 from ply_arena.server.repositories.matches import iso
 from ply_arena.server.tournaments import export
@@ -165,6 +166,11 @@ async def _act(request: Request, action: str) -> JSONResponse:
             )
         await repo.set_status(session, tournament, target)
         tournament_id = tournament.id
+        owner = request.app.state.referee.owner
+        if target == "running" and owner is not None:
+            # The process that starts (or resumes) it directs it, unless a live one does
+            # (server/tournaments/director.py): claimed with the status, in one transaction.
+            await direction_repo.take_on_start(session, tournament_id, owner)
     directors = request.app.state.tournaments
     if target == "running":
         directors.run(tournament_id)

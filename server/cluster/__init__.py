@@ -10,6 +10,9 @@ What is here now:
   (``SELECT ... FOR UPDATE SKIP LOCKED``: two processes looking at once split them), resuming
   each from its stored moves; a process whose own lease ran out lets its matches go. A result
   is stored only while the database still names its process as the match's owner.
+- Tournaments (server/tournaments/director.py): each one being played is directed by one
+  process (``tournaments.director``), claimed the same way; a director that takes over follows
+  the games already started through the database instead of starting them again.
 
 The design of the rest (docs/server.md, "Several processes"): a bus between processes
 (PostgreSQL LISTEN/NOTIFY) carries the frames of a bot connected to one process for a match

@@ -303,6 +303,11 @@ class Tournament(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
+    #: The server process that directs it (``instances.id``, migration 0013): it keeps the
+    #: tournament while its lease runs; another process takes it over once the lease ran out
+    #: (server/repositories/tournament_directors.py). Null until a process claims it; kept
+    #: once it is over, as who directed it last.
+    director: Mapped[str | None] = mapped_column(String(64))
 
 
 class TournamentEntrant(Base):

@@ -62,6 +62,8 @@ class MatchOutcome:
     termination: str | None
     at_fault: int | None
     payoffs: list[float] | None
+    #: The server process that plays (or played) it (``matches.owner``).
+    owner: str | None = None
 
 
 async def create_tournament(
@@ -250,12 +252,17 @@ async def game_over(
     )
 
 
-async def game_replays(session: AsyncSession, game_id: int) -> None:
-    """The game's match was aborted (a restart) or never stored (a crash): play it again."""
+async def game_replays(session: AsyncSession, game_id: int, match_id: str | None = None) -> None:
+    """The game's match was aborted (a restart) or never stored (a crash): play it again.
+
+    With ``match_id``, only while the game is still on that match: a process that lost its
+    lease may tell of a match's end after another process took the tournament over and
+    started the game again, and must not undo that."""
+    query = update(TournamentGame).where(TournamentGame.id == game_id)
+    if match_id is not None:
+        query = query.where(TournamentGame.match_id == match_id)
     await session.execute(
-        update(TournamentGame)
-        .where(TournamentGame.id == game_id)
-        .values(status="pending", match_id=None, replays=TournamentGame.replays + 1)
+        query.values(status="pending", match_id=None, replays=TournamentGame.replays + 1)
     )
 
 
@@ -266,7 +273,7 @@ async def match_outcomes(
     if not match_ids:
         return {}
     matches = await session.execute(
-        select(Match.id, Match.status, Result.termination, Result.at_fault)
+        select(Match.id, Match.status, Result.termination, Result.at_fault, Match.owner)
         .outerjoin(Result, Result.match_id == Match.id)
         .where(Match.id.in_(match_ids))
     )
@@ -279,7 +286,7 @@ async def match_outcomes(
     for match_id, _, payoff in seats:
         payoffs.setdefault(match_id, []).append(payoff)
     found = {}
-    for match_id, status, termination, at_fault in matches:
+    for match_id, status, termination, at_fault, owner in matches:
         values = payoffs.get(match_id, [])
         complete = bool(values) and all(v is not None for v in values)
         found[match_id] = MatchOutcome(
@@ -287,6 +294,7 @@ async def match_outcomes(
             termination,
             at_fault,
             [float(v) for v in values if v is not None] if complete else None,
+            owner,
         )
     return found
 

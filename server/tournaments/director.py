@@ -14,6 +14,18 @@ What has been decided is stored (server/repositories/tournaments.py), so a resta
 whose match was aborted or never stored is played again (``replays`` counts those), and no
 finished game is played twice. Pausing stops new games from starting (those under way finish
 and count); cancelling also marks the games not started ``cancelled``.
+
+Several server processes on one database (server/cluster): each tournament being played is
+directed by one process at a time, the one named by ``tournaments.director``
+(server/repositories/tournament_directors.py). A process directs the tournaments it claimed: at
+its start, those nobody directs or whose director's lease ran out; a tournament started or
+resumed through its API, unless a live process directs it already (that one picks it up at
+its next look); on PostgreSQL it looks again every sixth of a lease and takes over the
+tournaments of a process that died. A director that takes over follows the games already
+started: a game's match that another process plays (or will resume) is waited for through the
+database, not started again. A director starts matches on its own process only, for bots
+connected to it (docs/server.md, "Several processes": what the bus between processes will
+add).
 """
 
 from __future__ import annotations
@@ -27,12 +39,13 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena import games
-from ply_arena.protocol.messages import Policy, Termination, TimeControl
+from ply_arena.protocol.messages import Policy, TimeControl
 from ply_arena.server.db.database import Database
 from ply_arena.server.db.models import Tournament
-from ply_arena.server.referee import MatchRunner, Referee, new_match_id
+from ply_arena.server.referee import Referee, new_match_id
+from ply_arena.server.repositories import tournament_directors as direction_repo
 from ply_arena.server.repositories import tournaments as repo
-from ply_arena.server.tournaments import schedule, swiss
+from ply_arena.server.tournaments import match_end, schedule, swiss
 from ply_arena.server.tournaments.board import Board, BoardGame
 from ply_arena.server.tournaments.table import results_of, swiss_entrants
 
@@ -70,27 +83,34 @@ class Directors:
         self._steered: set[int] = set()
         # tournament id -> its writes not committed yet
         self._writes: dict[int, set[asyncio.Future[Any]]] = {}
+        # tournaments whose director failed (an error, logged): not started again by a look
+        self._failed: set[int] = set()
+        # tournament id -> the instance id this process claimed it as (a process that lost
+        # its lease registers again under a new id, and holds nothing it claimed before)
+        self._claimed_as: dict[int, str | None] = {}
+        self._claimer: asyncio.Task[None] | None = None
         self._closing = False
 
     async def start(self) -> None:
-        """Resume every tournament a restart left running; settle the games a restart cut off
-        in a paused one (so that it shows what it will replay)."""
-        async with self.database.session() as session:
-            running = await repo.list_tournaments(session, status="running")
-            paused = await repo.list_tournaments(session, status="paused")
-            running_ids = [(t.id, t.name) for t in running]
-            paused_ids = [t.id for t in paused]
-        for tournament_id in paused_ids:
-            await self._reconcile(tournament_id, self._games_of.setdefault(tournament_id, set()))
-        for tournament_id, name in running_ids:
-            log.info("resuming tournament %s", name)
-            self.run(tournament_id)
+        """Direct every tournament being played that no live process directs (a restart left
+        it so, or its process died); settle the games cut off in a paused one (so that it
+        shows what it will replay). On PostgreSQL, look again every sixth of a lease."""
+        await self._claim(starting=True)
+        if self.referee.owner is not None and not self.database.is_sqlite:
+            # On SQLite one process serves the file (the server mark): what it claims at its
+            # start, and what its API starts, is everything there is to direct.
+            self._claimer = asyncio.create_task(self._claim_forever(), name="claim-tournaments")
 
     async def stop(self) -> None:
         """Stop directing (the server is going down): the games under way are left ``playing``
-        in the database, and resumed or replayed at the next start."""
+        in the database, and resumed or replayed at the next start (or by another process)."""
         self._closing = True
+        if self._claimer is not None:
+            self._claimer.cancel()
         tasks = [*self._directors.values(), *self._playing.values()]
+        if self._claimer is not None:
+            tasks.append(self._claimer)
+            self._claimer = None
         for task in tasks:
             task.cancel()
         if tasks:
@@ -98,6 +118,7 @@ class Directors:
 
     def run(self, tournament_id: int) -> None:
         """Direct the tournament (it is ``running`` in the database), unless already done."""
+        self._failed.discard(tournament_id)  # asked again: try again
         self.steer(tournament_id)
         task = self._directors.get(tournament_id)
         if self._closing or (task is not None and not task.done()):
@@ -117,6 +138,86 @@ class Directors:
         self._steered.add(tournament_id)
         self.wake(tournament_id)
 
+    async def _claim(self, *, starting: bool = False) -> None:
+        """Claim the tournaments being played that no live process directs; direct the running
+        ones (and those this process directs whose director stopped: resumed by another
+        process's API), settle the cut-off games of the paused ones just taken over (of every
+        paused one at the start)."""
+        owner = self.referee.owner
+        async with self.database.session() as session:
+            if owner is None:  # a referee not started (tests that direct by hand): all of them
+                found = [
+                    direction_repo.Claimed(t.id, t.status, False)
+                    for status in direction_repo.DIRECTED
+                    for t in await repo.list_tournaments(session, status=status)
+                ]
+            else:
+                found = await direction_repo.claim(session, owner)
+        for claimed in found:
+            tournament_id = claimed.tournament_id
+            if claimed.status == "paused" and (starting or not claimed.already):
+                mine = self._games_of.setdefault(tournament_id, set())
+                await self._reconcile(tournament_id, mine)
+            elif (
+                claimed.status == "running"
+                and not self._directing(tournament_id)
+                and tournament_id not in self._failed
+            ):
+                self.run(tournament_id)
+
+    def _directing(self, tournament_id: int) -> bool:
+        task = self._directors.get(tournament_id)
+        return task is not None and not task.done()
+
+    async def _claim_forever(self) -> None:
+        """Every sixth of a lease (PostgreSQL): take over the tournaments of processes whose
+        lease ran out, within a lease and a sixth of their death, as the referee does with
+        their matches (``Referee._claim_orphans``)."""
+        period = max(0.05, self.referee.settings.lease_s / 6)
+        while not self._closing:
+            await asyncio.sleep(period)
+            if not self._lease_held():
+                continue  # what this process takes now it might not be entitled to keep
+            try:
+                await self._claim()
+            except Exception:
+                log.exception("looking for tournaments to direct failed")
+
+    def _lease_held(self) -> bool:
+        """Whether this process surely still holds its lease (and so its tournaments); True
+        when no other process may direct them (SQLite, or a referee not started: tests that
+        direct by hand), so that one process behaves as it always has."""
+        lease = self.referee.lease
+        return not self._shared() or lease is None or lease.held()
+
+    async def _claimed(self, tournament_id: int) -> bool:
+        """Whether this process directs the tournament now (claiming it if nobody live does)."""
+        owner = self.referee.owner
+        self._claimed_as[tournament_id] = owner
+        if owner is None:
+            return True
+        async with self.database.session() as session:
+            found = await direction_repo.claim(session, owner, [tournament_id])
+        return bool(found)
+
+    def _holds(self, tournament_id: int) -> bool:
+        """Whether this process surely still directs the tournament: the lease it claimed it
+        under still runs."""
+        if not self._shared():
+            return True
+        return self._lease_held() and self._claimed_as.get(tournament_id) == self.referee.owner
+
+    async def _may_draw(self, session: AsyncSession, tournament_id: int) -> bool:
+        """Whether this process may draw the tournament's next round (or end it) in
+        ``session``: it still directs it, and no other process can claim it before that
+        transaction ends (its row is locked)."""
+        owner = self.referee.owner
+        if not self._shared() or owner is None:
+            return True
+        return self._holds(tournament_id) and await direction_repo.lock_if_director(
+            session, tournament_id, owner
+        )
+
     def playing(self, tournament_id: int) -> int:
         """How many of its games are being played now."""
         return sum(
@@ -129,6 +230,14 @@ class Directors:
         # When each pending game first could have started but for an absent bot.
         waiting_since: dict[int, float] = {}
         try:
+            if not await self._claimed(tournament_id):
+                # Another live process directs it (the API of this one started or resumed
+                # it): that one's next look picks it up.
+                log.info(
+                    "tournament %d is directed by another server process; this one leaves it",
+                    tournament_id,
+                )
+                return
             await self._reconcile(tournament_id, mine)
             # The games, read once and then kept in step here: this director is the only one
             # that changes them (the API changes the tournament's status: see steer).
@@ -139,6 +248,11 @@ class Directors:
                 self._names[tournament_id] = tournament.name
                 self._bot_names.update(names)
                 stored = await repo.games_of(session, tournament)
+            log.info(
+                "directing tournament %s (server process %s)",
+                tournament.name,
+                self.referee.owner or "-",
+            )
             board = self._boards[tournament_id] = Board(BoardGame.of(g) for g in stored)
             status_due = 0.0
             everything = True  # look at every pending game (else: those of the bots just freed)
@@ -150,15 +264,34 @@ class Directors:
                     # The next round is drawn from the stored results: all of them.
                     await self._written(tournament_id)
                 # The status is read again when the API changed it (steer), at each round and
-                # once a second otherwise (another process may have changed it).
+                # once a second otherwise (another process's API may have changed it), and
+                # with it the director: a process whose lease ran out may have lost the
+                # tournament to another one.
                 if round_over or tournament_id in self._steered or looked_at >= status_due:
                     self._steered.discard(tournament_id)
                     status_due = looked_at + 1.0
                     async with self.database.session() as session:
-                        if await repo.status_of(session, tournament_id) != "running":
-                            return
+                        status, director = await direction_repo.direction_of(session, tournament_id)
+                    if status != "running":
+                        return
+                    owner = self.referee.owner
+                    if self._shared() and director != owner:
+                        log.warning(
+                            "tournament %s is directed by server process %s now; this one "
+                            "stops directing it",
+                            self._names.get(tournament_id, tournament_id),
+                            director,
+                        )
+                        return
                 if round_over:
                     async with self.database.session() as session:
+                        if not await self._may_draw(session, tournament_id):
+                            log.warning(
+                                "tournament %s: this server process may no longer direct it; "
+                                "it stops (the one that does draws the next round)",
+                                self._names.get(tournament_id, tournament_id),
+                            )
+                            return
                         tournament = await repo.tournament_by_id(session, tournament_id)
                         if not await self._next_round(session, tournament):
                             await repo.set_status(session, tournament, "finished")
@@ -183,6 +316,7 @@ class Directors:
         except asyncio.CancelledError:
             raise
         except Exception:
+            self._failed.add(tournament_id)
             log.exception("the director of tournament %d failed; it stops", tournament_id)
         finally:
             self._boards.pop(tournament_id, None)
@@ -230,13 +364,16 @@ class Directors:
                 waiting_since.pop(game.id, None)
                 continue
             next_deadline = deadline if next_deadline is None else min(next_deadline, deadline)
-        if starting and not self.referee.closing:
+        # Without a lease surely held, another process may direct the tournament by now: it
+        # must be the only one to start its games (this one stops at its next status read).
+        if starting and not self.referee.closing and self._holds(settings.tournament_id):
             self._start_games(settings, board, starting, names, mine)
         return next_deadline
 
     async def _reconcile(self, tournament_id: int, mine: set[int]) -> None:
-        """Games left ``playing`` by a restart: take the stored result, follow the match still
-        running, or play the game again."""
+        """Games left ``playing`` by a restart, or by the director this one took over from:
+        take the stored result, follow the match still running (here, or on another process,
+        or to be resumed by one), or play the game again when nobody will play its match."""
         async with self.database.session() as session:
             tournament = await repo.tournament_by_id(session, tournament_id)
             settings = _Settings(tournament)
@@ -245,38 +382,30 @@ class Directors:
                 for g in await repo.games_of(session, tournament)
                 if g.status == "playing" and g.id not in self._playing
             ]
-            # Which of their matches still run, looked at before the outcomes are read: a match
-            # that ends during that read is then followed (its runner has the result), not
-            # taken for cut off and played again; one that ended before this look has its
+            # Which of their matches still run here, looked at before the outcomes are read: a
+            # match that ends during that read is then followed (its runner has the result),
+            # not taken for cut off and played again; one that ended before this look has its
             # result stored already (a match's task ends once its result is written).
-            running = {
-                g.id: (
-                    self.referee.match_task(g.match_id or ""),
-                    self.referee.running_match(g.match_id or ""),
-                )
-                for g in left
-            }
+            here = {g.id for g in left if match_end.runs_here(self.referee, g.match_id)}
             outcomes = await repo.match_outcomes(
                 session, [g.match_id for g in left if g.match_id is not None]
             )
             for game in left:
                 outcome = outcomes.get(game.match_id or "")
-                task, runner = running[game.id]
-                if task is not None and runner is not None:
-                    self._follow(settings, game.id, runner, task, mine)
-                elif (
-                    outcome is not None
-                    and outcome.status == "finished"
-                    and outcome.payoffs is not None
-                    and outcome.termination is not None
+                ending = match_end.ending_of(outcome)
+                if game.match_id is not None and (
+                    game.id in here
+                    or (outcome is not None and outcome.status == "running" and self._shared())
                 ):
+                    self._follow(settings, game.id, game.match_id, list(game.bot_ids), mine)
+                elif ending is not None:
                     await repo.game_over(
                         session,
                         game.id,
                         status="finished",
-                        termination=outcome.termination,
-                        payoffs=outcome.payoffs,
-                        at_fault=outcome.at_fault,
+                        termination=ending.termination,
+                        payoffs=ending.payoffs,
+                        at_fault=ending.at_fault,
                     )
                 else:
                     log.info(
@@ -286,7 +415,14 @@ class Directors:
                         game.round,
                         game.match_id,
                     )
-                    await repo.game_replays(session, game.id)
+                    await repo.game_replays(session, game.id, game.match_id)
+
+    def _shared(self) -> bool:
+        """Whether other server processes may play this database's matches (PostgreSQL, a
+        referee with a lease): a running match not played here is then another's, or one a
+        referee will take over, and its game waits for it. On SQLite nobody else plays it: a
+        match not running here was cut off."""
+        return self.referee.owner is not None and not self.database.is_sqlite
 
     async def _next_round(self, session: AsyncSession, tournament: Tournament) -> bool:
         """Store the next round; False when there is none (the tournament is over)."""
@@ -363,9 +499,8 @@ class Directors:
                 rated=settings.rated,
                 match_id=match_id,
             )
-            task = self.referee.match_task(runner.match_id)
-            assert task is not None
-            self._follow(settings, game.id, runner, task, mine)
+            assert match_end.runs_here(self.referee, runner.match_id)
+            self._follow(settings, game.id, runner.match_id, list(game.bot_ids), mine)
 
     def _submit(self, tournament_id: int, write: Any, **kwargs: Any) -> None:
         """A write through the database's single writer, awaited before the next round."""
@@ -384,29 +519,37 @@ class Directors:
         self,
         settings: _Settings,
         game_id: int,
-        runner: MatchRunner,
-        task: asyncio.Task[None],
+        match_id: str,
+        bot_ids: list[int],
         mine: set[int],
     ) -> None:
         mine.add(game_id)
-        self._in_play.update(s.bot_id for s in runner.seats)
+        self._in_play.update(bot_ids)
         self._playing[game_id] = asyncio.create_task(
-            self._record(settings, game_id, runner, task), name=f"tournament-game-{game_id}"
+            self._record(settings, game_id, match_id, bot_ids), name=f"tournament-game-{game_id}"
         )
 
     async def _record(
-        self, settings: _Settings, game_id: int, runner: MatchRunner, task: asyncio.Task[None]
+        self, settings: _Settings, game_id: int, match_id: str, bot_ids: list[int]
     ) -> None:
-        """Wait for the match to end and store how the game went (the runner's result is the
-        stored one: the match's task ends once it is written)."""
+        """Wait for the match to end, wherever it is played, and store how the game went."""
         try:
-            await asyncio.wait([task])
-            result = runner.result
+            try:
+                ending = await match_end.end_of(
+                    match_id,
+                    referee=self.referee,
+                    database=self.database,
+                    shared=self._shared(),
+                    stopping=lambda: self._closing or self.referee.closing,
+                    lease_held=self._lease_held,
+                )
+            except match_end.LeftRunning:
+                return  # resumed (and replayed) at the next start, or by another process
             tid = settings.tournament_id
-            if result is None or result.termination == Termination.aborted:
+            if ending is None:
                 if self._closing or self.referee.closing:
                     return  # resumed (and replayed) at the next start
-                self._submit(tid, repo.game_replays, game_id=game_id)
+                self._submit(tid, repo.game_replays, game_id=game_id, match_id=match_id)
                 self._ended(tid, game_id, "pending")
             else:
                 self._submit(
@@ -414,22 +557,21 @@ class Directors:
                     repo.game_over,
                     game_id=game_id,
                     status="finished",
-                    termination=result.termination.value,
-                    payoffs=result.payoffs,
-                    at_fault=result.at_fault,
+                    termination=ending.termination,
+                    payoffs=ending.payoffs,
+                    at_fault=ending.at_fault,
                 )
                 # The bots are free now: the director may start their next games while this
                 # is written (a crash before the write: the match's stored result is taken).
                 self._ended(tid, game_id, "finished")
         finally:
             self._playing.pop(game_id, None)
-            self._in_play.subtract(s.bot_id for s in runner.seats)
+            self._in_play.subtract(bot_ids)
             self._in_play += Counter()  # drop the bots at zero
             # Its bots may be due in other tournaments too.
-            bots = [s.bot_id for s in runner.seats]
             for tournament_id, board in list(self._boards.items()):
                 if tournament_id != settings.tournament_id:
-                    board.freed_elsewhere(bots)
+                    board.freed_elsewhere(bot_ids)
                     self.wake(tournament_id)
             self.wake(settings.tournament_id)
 

@@ -253,8 +253,9 @@ async def test_a_running_tournament_settles_the_games_a_restart_left_playing(
 ) -> None:
     """A restart finds a running tournament with three games left ``playing``: one whose match
     was stored finished takes that result; one whose match was stored aborted and one whose
-    match was cut off (no result) are played again, and the tournament then finishes. A game
-    not started yet is simply played (it was not cut off: no replay counted)."""
+    match was cut off (no result) are played again (on PostgreSQL a referee resumes the cut one
+    instead, and its game takes its result), and the tournament then finishes. A game not
+    started yet is simply played (it was not cut off: no replay counted)."""
     a, b = await arena.bots("rs_a", "rs_b")
     names = [a.bot_name, b.bot_name]
     tid = await arena.tournament("restarted", [a, b], status="created")
@@ -286,7 +287,13 @@ async def test_a_running_tournament_settles_the_games_a_restart_left_playing(
     assert (fourth.status, fourth.replays) == ("finished", 0) and fourth.match_id is not None
     assert (first.status, first.match_id, first.replays) == ("finished", done.match_id, 0)
     assert first.termination == "normal" and list(first.payoffs or []) == done.payoffs
-    for replayed, old in ((second, aborted), (third, cut)):
+    replayed_ones = [(second, aborted), (third, cut)]
+    if not arena.database.is_sqlite:
+        # Several processes may share PostgreSQL: the match cut off is one a referee takes over
+        # (this one's, within a lease); its game takes its result instead of being played twice.
+        replayed_ones = [(second, aborted)]
+        assert (third.status, third.match_id, third.replays) == ("finished", cut.match_id, 0)
+    for replayed, old in replayed_ones:
         assert (replayed.status, replayed.replays) == ("finished", 1)
         assert replayed.match_id not in (None, old.match_id)
 
