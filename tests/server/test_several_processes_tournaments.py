@@ -230,3 +230,36 @@ async def test_a_killed_director_s_tournament_is_finished_by_the_other_process(
     assert resumed <= cut and resumed, (resumed, cut)
     assert second.log.count("directing tournament failover") == 1, second.log
     await assert_ratings_equal_a_rebuild(db_url)
+
+
+async def test_a_tournament_s_bots_may_be_connected_to_any_process(db_url: str) -> None:
+    """Entrants on both processes: the director plays every game on its own process, the
+    frames of the bots connected to the other relayed over the bus; nobody counts as absent."""
+    first = start_server_process(db_url, house_bots="none", lease_s=LEASE_S)
+    second = start_server_process(db_url, house_bots="none", lease_s=LEASE_S)
+    tasks: list[asyncio.Task[Any]] = []
+    clients: list[BotClient] = []
+    try:
+        clients = await _tournament(first, first.ws_url, "spread")
+        for client in clients[::2]:
+            client.url = second.ws_url  # three of the five connect to the other process
+        tasks = [asyncio.create_task(c.run()) for c in clients]
+        await _logged_in(clients)
+        # The director's process knows where each one is (the bus's word that they logged in).
+        async with httpx.AsyncClient(base_url=first.url, timeout=5) as http, asyncio.timeout(20):
+            for bot in ENTRANTS:
+                while "Connected now" not in (await http.get(f"/bots/spread-{bot}")).text:
+                    await asyncio.sleep(0.05)
+        started = await _api(first, "POST", "/api/tournaments/spread/start")
+        assert started.status_code == 200, started.text
+        doc = await _finished(first, "spread", first, second)
+        await _stop_bots(clients, tasks)
+    finally:
+        await _stop_bots(clients, tasks)
+        first.stop()
+        second.stop()
+    await _each_game_played_once(db_url, doc)
+    games = [g for r in doc["schedule"] for g in r["games"]]
+    assert not [g for g in games if g["absent"]], games  # nobody lost by no-show
+    assert {g["termination"] for g in games} == {"normal"}, games
+    assert [c.lost_track for c in clients] == [[]] * len(clients)
