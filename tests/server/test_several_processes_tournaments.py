@@ -263,3 +263,72 @@ async def test_a_tournament_s_bots_may_be_connected_to_any_process(db_url: str) 
     assert not [g for g in games if g["absent"]], games  # nobody lost by no-show
     assert {g["termination"] for g in games} == {"normal"}, games
     assert [c.lost_track for c in clients] == [[]] * len(clients)
+
+
+async def test_a_swiss_tournament_over_three_processes_survives_the_kill_of_its_director(
+    db_url: str,
+) -> None:
+    """Six entrants spread over three processes, a Swiss tournament directed by the first one,
+    which is killed (kill -9) mid-round: another process directs on, its bots reconnect to the
+    others, the cut games go on in their own matches, every round is played, nobody is absent."""
+    servers = [start_server_process(db_url, house_bots="none", lease_s=LEASE_S) for _ in range(3)]
+    first = servers[0]
+    tasks: list[asyncio.Task[Any]] = []
+    clients: list[BotClient] = []
+    try:
+        ports = [s.port for s in servers]
+        # Two bots behind each "load balancer", each trying a different process first.
+        async with (
+            Forwarder(ports) as via_first,
+            Forwarder(ports[1:] + ports[:1]) as via_second,
+            Forwarder(ports[2:] + ports[:2]) as via_third,
+        ):
+            tokens = [first.create_bot(f"swiss{i}") for i in range(6)]
+            created = await _api(first, "POST", "/api/tournaments", json={
+                "name": "swiss3", "game": "tic_tac_toe", "format": "swiss", "rounds": 3,
+                "bots": [f"swiss{i}" for i in range(6)], "concurrency": 3, "no_show_s": 60,
+            })  # fmt: skip
+            assert created.status_code == 201, created.text
+            fronts = [via_first, via_second, via_third]
+            clients = [
+                BotClient(fronts[i % 3].ws_url, token, slow_random, game="tic_tac_toe",
+                          lobby=False, games=0, max_backoff_s=0.5)
+                for i, token in enumerate(tokens)
+            ]  # fmt: skip
+            tasks = [asyncio.create_task(c.run()) for c in clients]
+            await _logged_in(clients)
+            async with httpx.AsyncClient(base_url=first.url, timeout=5) as http:
+                async with asyncio.timeout(20):
+                    for i in range(6):
+                        while "Connected now" not in (await http.get(f"/bots/swiss{i}")).text:
+                            await asyncio.sleep(0.05)
+            started = await _api(first, "POST", "/api/tournaments/swiss3/start")
+            assert started.status_code == 200, started.text
+
+            async def mid_round() -> bool:
+                doc = await _doc(first, "swiss3")
+                games = [g for r in doc["schedule"] for g in r["games"]]
+                return any(g["status"] == "finished" for g in games) and any(
+                    g["status"] == "playing" for g in games
+                )
+
+            await until_read(mid_round, 60, "a round under way", 0.05)
+            killed = await _instance_of(db_url, first)
+            assert await _director(db_url, "swiss3") == killed
+            first.proc.send_signal(signal.SIGKILL)
+            first.proc.wait(timeout=10)
+            doc = await _finished(servers[1], "swiss3", *servers)
+            await _stop_bots(clients, tasks)
+    finally:
+        await _stop_bots(clients, tasks)
+        for server in servers:
+            server.stop()
+    games = [g for r in doc["schedule"] for g in r["games"]]
+    assert len(doc["schedule"]) == 3 and len(games) == 9, doc["schedule"]
+    assert all(g["status"] == "finished" and not g["absent"] for g in games), games
+    assert {g["termination"] for g in games} == {"normal"}, games
+    assert not [g for g in games if g["replays"]], games  # none started twice
+    assert [c.lost_track for c in clients] == [[]] * 6
+    director = await _director(db_url, "swiss3")
+    assert director is not None and director != killed  # directed on by another process
+    await assert_ratings_equal_a_rebuild(db_url)
