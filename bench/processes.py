@@ -209,8 +209,11 @@ async def _challenger(
                 await bot.send(challenge)
 
 
-async def _opponent(url: str, token: str, think_s: float, stop_at: float, stats: Stats) -> None:
-    """Accept every challenge; once ``stop_at`` has passed, close when nothing comes."""
+async def _opponent(
+    url: str, token: str, think_s: float, stop_at: float, stats: Stats, welcome: asyncio.Event
+) -> None:
+    """Accept every challenge; once ``stop_at`` has passed, close when nothing comes.
+    ``welcome`` is set once logged in."""
     async with connect(url, max_size=None, open_timeout=60, ping_interval=None) as ws:
         bot = _Bot(ws, stats, think_s)
         await ws.send(_hello(token))
@@ -221,7 +224,9 @@ async def _opponent(url: str, token: str, think_s: float, stop_at: float, stats:
                 return
             msg, now = got
             await bot.common(msg, now)
-            if msg["type"] == "challenge_received":
+            if msg["type"] == "welcome":
+                welcome.set()
+            elif msg["type"] == "challenge_received":
                 await bot.send({"type": "accept", "challenge_id": msg["challenge_id"]})
 
 
@@ -310,23 +315,30 @@ async def _job(job: Job) -> Stats:
         except (TimeoutError, OSError, websockets.exceptions.WebSocketException) as exc:
             stats.errors[f"bot:{type(exc).__name__}"] += 1
 
+    async def after(welcome: asyncio.Event, coroutine: Any) -> None:
+        try:
+            await asyncio.wait_for(welcome.wait(), job.stop_at - time.monotonic())
+        except TimeoutError:
+            coroutine.close()
+            stats.errors["bot:opponent never logged in"] += 1
+            return
+        await coroutine
+
     tasks = []
     if job.kind == "pair":
-        for _, _, second_url, second, _ in job.bots:
-            tasks.append(_opponent(second_url, second, job.think_s, job.stop_at, stats))
-        # The challengers a moment later, once their opponents are connected (and known on
-        # every process: a login is announced over the bus).
-        await asyncio.sleep(max(0.0, job.play_at - time.monotonic()))
-        for first_url, first, _, _, second_name in job.bots:
-            tasks.append(
-                _challenger(first_url, first, second_name, job.think_s, job.stop_at, stats)
-            )
+        for first_url, first, second_url, second, second_name in job.bots:
+            welcome = asyncio.Event()
+            opponent = _opponent(second_url, second, job.think_s, job.stop_at, stats, welcome)
+            tasks.append(asyncio.create_task(guarded(opponent)))
+            # A challenger once its opponent has logged in (on another process, the login
+            # may still be crossing the bus: the challenger tries again on unknown_bot).
+            challenger = _challenger(first_url, first, second_name, job.think_s, job.stop_at, stats)
+            tasks.append(asyncio.create_task(guarded(after(welcome, challenger))))
     else:
         for url, token in job.bots:
-            tasks.append(
-                _lobby_bot(url, token, job.where, job.think_s, job.play_at, job.stop_at, stats)
-            )
-    await asyncio.gather(*(guarded(t) for t in tasks))
+            lobby = _lobby_bot(url, token, job.where, job.think_s, job.play_at, job.stop_at, stats)
+            tasks.append(asyncio.create_task(guarded(lobby)))
+    await asyncio.gather(*tasks)
     return stats
 
 
@@ -811,8 +823,17 @@ def _paper(args: argparse.Namespace, phases: list[ScalePhase]) -> list[str]:
         processes += 1
     servers = servers_cores(processes)
     share = 1 - 1 / processes
-    db_per_move = local_db + share * relay_db(processes)
-    db = moves * db_per_move / 1000 + TARGET_BOTS * idle_db + base_db
+
+    def db_cores(relay_ms: float) -> tuple[float, float]:
+        per_move = local_db + share * relay_ms
+        return per_move, moves * per_move / 1000 + TARGET_BOTS * idle_db + base_db
+
+    # Two readings of the database's cost: a relayed move's as measured (flat), and growing
+    # with the processes as the line through the counts measured says (every listening
+    # backend reads every notification), the second a line through two or three noisy points
+    # carried far: a bound to check, not a figure.
+    flat_ms, flat = db_cores(statistics.fmean(db_ys) if db_ys else 0.0)
+    grown_ms, grown = db_cores(relay_db(processes))
     return [
         f"  on paper, {TARGET_BOTS:,} concurrent bots thinking {args.scale_think_ms:g} ms "
         f"(+-50%): {per_bot:.2f} moves/s per bot measured -> {moves:,.0f} moves/s. Marginal CPU "
@@ -826,11 +847,14 @@ def _paper(args: argparse.Namespace, phases: list[ScalePhase]) -> list[str]:
         f"servers and {relay_db(2):.3f} ms at 2 processes ({db_per * 1000:.1f} us more per "
         f"process) to the database; an idle bot {idle_servers * 1e6:.1f}+{idle_db * 1e6:.1f} "
         f"us/s; a process with no bot {base_servers * 100:.1f}% of a core"
+        + ("" if many else " (no thinking run with more than 1 process: relays not counted)")
         + ("" if processes < 1000 else " (NO SOLUTION under 1000 processes)"),
         f"  -> {processes} processes ({share:.0%} of the matches relayed; each event loop "
-        f"planned at {PLANNED_LOAD:.0%} of a core: {servers:.1f} cores for them) + {db:.1f} "
-        f"cores for PostgreSQL ({db_per_move:.3f} ms per move) = {math.ceil(servers + db)} "
-        "cores, the bots apart",
+        f"planned at {PLANNED_LOAD:.0%} of a core: {servers:.1f} cores for them) + PostgreSQL "
+        f"{flat:.1f} cores ({flat_ms:.3f} ms per move) = {math.ceil(servers + flat)} cores, the "
+        f"bots apart; if a relayed move's database cost grows with the processes as measured "
+        f"from {ns[0]} to {ns[-1]}: PostgreSQL {grown:.1f} cores ({grown_ms:.3f} ms per move), "
+        f"{math.ceil(servers + grown)} in all",
     ]
 
 
