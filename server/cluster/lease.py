@@ -72,8 +72,8 @@ class Lease:
 
     async def acquire(self) -> None:
         """Register this process and end the leases of processes known to be gone: every
-        other one on SQLite (the server mark proves none runs), those of this machine whose
-        pid is dead on PostgreSQL (a restart after kill -9 takes over at once)."""
+        other process's on SQLite (the server mark proves none runs), those of this machine
+        whose pid is dead on PostgreSQL (a restart after kill -9 takes over at once)."""
         started = time.monotonic()
         async with self.database.session() as session:
             await instance_repo.register(
@@ -85,7 +85,12 @@ class Lease:
                 lease_s=self.lease_s,
             )
             if self.database.is_sqlite:
-                gone = await instance_repo.expire(session, self.instance_id)
+                # The server mark proves no other process serves the file; another server in
+                # this very process (tests start several) is alive.
+                pid = os.getpid()
+                gone = await instance_repo.expire(
+                    session, self.instance_id, alive=lambda other, _start: other == pid
+                )
             else:
                 gone = await instance_repo.expire(
                     session,

@@ -85,10 +85,10 @@ async def expire(
     host: str | None = None,
     alive: Callable[[int, str | None], bool] | None = None,
 ) -> list[str]:
-    """End the leases of processes known to be gone, other than ``instance_id``: those on
-    ``host`` for which ``alive(pid, process_start)`` is False (a kill -9 on this machine need
-    not wait for its lease to run out), or, with neither argument, every other one (SQLite:
-    the server mark proves no other process serves the file). Their ids."""
+    """End the leases of processes known to be gone, other than ``instance_id``: those (on
+    ``host``, when given) for which ``alive(pid, process_start)`` is False (a kill -9 on this
+    machine need not wait for its lease to run out), or, with neither argument, every other
+    one. Their ids."""
     query = select(Instance.id, Instance.pid, Instance.process_start).where(
         Instance.id != instance_id, Instance.lease_until > _now(session)
     )

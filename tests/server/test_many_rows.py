@@ -206,5 +206,5 @@ def test_run_many_and_fetch_all_do_what_sqlalchemy_does(tmp_path: Path) -> None:
             assert found == theirs
     assert found == [] and theirs == []
     assert many_rows.fetch_all(ours, matches._STATUS_AND_PLIES_OF, {"id": "m0"}) == [
-        ("m0", "finished", 400)
+        ("m0", "finished", None, 400)  # no owner: stored by hand, not by a server process
     ]
