@@ -7,6 +7,7 @@ out, and every match ends ``normal``, each stored once."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import signal
 import time
@@ -15,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+import websockets
 from _nginx import Nginx, require_nginx
 from _rebuild import assert_ratings_equal_a_rebuild
 from _server_process import ADMIN_TOKEN, start_server_process
@@ -132,3 +134,40 @@ async def test_bots_through_nginx_go_on_on_the_other_process_after_a_kill(
         first.stop()
         second.stop()
     await assert_ratings_equal_a_rebuild(db_url)
+
+
+async def _welcomed(url: str, token: str) -> None:
+    """A bot's connection through nginx gets its welcome (a 502 raises)."""
+    async with websockets.connect(url, open_timeout=5) as ws:
+        await ws.send(json.dumps({"type": "hello", "protocol": 1, "token": token}))
+        assert json.loads(await asyncio.wait_for(ws.recv(), 10))["type"] == "welcome"
+
+
+@pytest.mark.timeout(120)
+async def test_a_process_restarted_after_a_kill_takes_connections_at_once(
+    db_url: str, tmp_path: Path
+) -> None:
+    """With the documented configuration, nginx does not keep a process that once refused
+    connections marked as failed: when the other one then stops, bots reconnect to the
+    restarted one at once (with nginx's failure accounting on, they got 502 for up to its
+    fail_timeout)."""
+    require_nginx()
+    first = start_server_process(db_url, **SETTINGS)
+    second = start_server_process(db_url, **SETTINGS)
+    try:
+        with Nginx(tmp_path / "nginx", [first.port, second.port]) as front:
+            token = _register(front.url, "restarted")
+            first.proc.send_signal(signal.SIGKILL)
+            await asyncio.to_thread(first.proc.wait, 10)
+            for _ in range(4):  # nginx tries the dead one, is refused, goes to the other
+                await _welcomed(front.ws_url, token)
+            assert "connect() failed (111: Connection refused)" in front.error_log()
+            first.stop()  # the dead one's pipe and log
+            first = start_server_process(db_url, port=first.port, **SETTINGS)
+            await asyncio.to_thread(second.stop)
+            started = time.monotonic()
+            await _welcomed(front.ws_url, token)  # only the restarted process is left
+            assert time.monotonic() - started < 5
+    finally:
+        first.stop()
+        second.stop()
