@@ -12,7 +12,6 @@ import random
 import signal
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -20,12 +19,11 @@ import websockets
 from _nginx import Nginx, require_nginx
 from _rebuild import assert_ratings_equal_a_rebuild
 from _server_process import ADMIN_TOKEN, start_server_process
-from sqlalchemy import text
+from _sql import rows as stored_rows
 
 from ply_arena.games import State
 from ply_arena.protocol.client import BotClient, Clock
 from ply_arena.protocol.verify import verify_record
-from ply_arena.server.db.database import Database
 
 pytestmark = pytest.mark.postgresql_only
 
@@ -47,15 +45,6 @@ def slow_random(state: State, legal_moves: list[str], clock: Clock) -> str:
     return random.choice(legal_moves)
 
 
-async def _query(db_url: str, sql: str) -> list[tuple[Any, ...]]:
-    database = Database(db_url)
-    try:
-        async with database.session() as session:
-            return [tuple(row) for row in await session.execute(text(sql))]
-    finally:
-        await database.dispose()
-
-
 #: Each match, the pid of the process that plays (or played) it, its status and its moves.
 MATCHES = (
     "SELECT m.id, i.pid, m.status, (SELECT count(*) FROM moves v WHERE v.match_id = m.id) "
@@ -68,7 +57,7 @@ async def _both_playing(db_url: str, victim: int, other: int) -> set[str]:
     one too: the victim's running matches."""
     async with asyncio.timeout(60):
         while True:
-            rows = await _query(db_url, MATCHES)
+            rows = await stored_rows(db_url, MATCHES)
             cut = {i for i, pid, status, plies in rows
                    if pid == victim and status == "running" and plies >= 2}  # fmt: skip
             if cut and any(pid == other for _, pid, _, _ in rows):
@@ -120,7 +109,7 @@ async def test_bots_through_nginx_go_on_on_the_other_process_after_a_kill(
             assert [e.termination.value for e in bot_ends] == ["normal"] * GAMES, bot_ends
         played = {e.match_id for bot_ends in ends for e in bot_ends}
         assert cut <= played
-        stored = await _query(db_url, MATCHES)
+        stored = await stored_rows(db_url, MATCHES)
         assert len(stored) == len({i for i, _, _, _ in stored}) == len(played)  # once each
         assert all(status == "finished" for _, _, status, _ in stored), stored
         taken = {i: pid for i, pid, _, _ in stored if i in cut}

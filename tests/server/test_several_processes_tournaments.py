@@ -17,11 +17,10 @@ import pytest
 from _forwarder import Forwarder
 from _rebuild import assert_ratings_equal_a_rebuild
 from _server_process import ADMIN_TOKEN, ServerProcess, start_server_process
+from _sql import rows as stored_rows
 from _waiting import until_read
-from sqlalchemy import text
 
 from ply_arena.protocol.client import BotClient
-from ply_arena.server.db.database import Database
 
 pytestmark = [pytest.mark.postgresql_only, pytest.mark.timeout(300)]
 
@@ -49,25 +48,15 @@ async def _doc(srv: ServerProcess, name: str) -> dict[str, Any]:
     return doc
 
 
-async def _rows(db_url: str, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-    """The rows of a query, on a connection of the test's own."""
-    database = Database(db_url)
-    try:
-        async with database.session() as session:
-            return [tuple(r) for r in (await session.execute(text(sql), params)).all()]
-    finally:
-        await database.dispose()
-
-
 async def _instance_of(db_url: str, srv: ServerProcess) -> str:
-    (found,) = await _rows(
+    (found,) = await stored_rows(
         db_url, "SELECT id FROM instances WHERE pid = :pid AND stopped_at IS NULL", pid=srv.proc.pid
     )
     return str(found[0])
 
 
 async def _director(db_url: str, name: str) -> str | None:
-    (found,) = await _rows(db_url, "SELECT director FROM tournaments WHERE name = :n", n=name)
+    (found,) = await stored_rows(db_url, "SELECT director FROM tournaments WHERE name = :n", n=name)
     return None if found[0] is None else str(found[0])
 
 
@@ -119,7 +108,7 @@ async def _each_game_played_once(db_url: str, doc: dict[str, Any]) -> list[str]:
     assert not replayed, f"played again: {replayed}"
     match_ids = [str(g["match_id"]) for g in games]
     assert len(set(match_ids)) == len(games)
-    started = await _rows(
+    started = await stored_rows(
         db_url,
         "SELECT tm.match_id, m.status FROM tournament_matches tm"
         " JOIN tournament_games g ON g.id = tm.game_id"
@@ -164,7 +153,9 @@ async def test_one_process_directs_a_tournament_and_the_other_leaves_it_alone(
         second.stop()
     assert await _director(db_url, "single") == owner
     match_ids = await _each_game_played_once(db_url, doc)
-    owners = await _rows(db_url, "SELECT DISTINCT owner FROM matches WHERE origin = 'tournament'")
+    owners = await stored_rows(
+        db_url, "SELECT DISTINCT owner FROM matches WHERE origin = 'tournament'"
+    )
     assert owners == [(owner,)]  # every game played on its director's process
     assert first.log.count("directing tournament single") == 1, first.log
     assert "directing tournament" not in second.log, second.log
@@ -202,7 +193,7 @@ async def test_a_killed_director_s_tournament_is_finished_by_the_other_process(
             first.proc.wait(timeout=10)
             cut = {
                 str(m)
-                for (m,) in await _rows(
+                for (m,) in await stored_rows(
                     db_url,
                     "SELECT g.match_id FROM tournament_games g JOIN tournaments t"
                     " ON t.id = g.tournament_id WHERE t.name = 'failover' AND g.status = 'playing'",
@@ -226,7 +217,7 @@ async def test_a_killed_director_s_tournament_is_finished_by_the_other_process(
     match_ids = await _each_game_played_once(db_url, doc)
     # The games the kill cut went on in their own matches, resumed on the other process.
     assert cut <= set(match_ids), (cut, match_ids)
-    resumed = {str(m) for (m,) in await _rows(db_url, "SELECT match_id FROM match_resumes")}
+    resumed = {str(m) for (m,) in await stored_rows(db_url, "SELECT match_id FROM match_resumes")}
     assert resumed <= cut and resumed, (resumed, cut)
     assert second.log.count("directing tournament failover") == 1, second.log
     await assert_ratings_equal_a_rebuild(db_url)

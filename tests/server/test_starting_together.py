@@ -9,24 +9,13 @@ import re
 import httpx
 import pytest
 from _server_process import ServerProcess, launch_server_process, wait_serving
-from sqlalchemy import text
-
-from ply_arena.server.db.database import Database
+from _sql import rows as stored_rows
 
 pytestmark = pytest.mark.postgresql_only
 
 #: Several house bots, each made in the same start transaction by every process.
 HOUSE = "tic_tac_toe=random,alphabeta:depth=1;connect_four=random;othello=random"
 PRINTED = re.compile(r"Admin token \(shown once[^)]*\): (\S+)")
-
-
-async def _rows(db_url: str, sql: str) -> list[tuple[object, ...]]:
-    database = Database(db_url)
-    try:
-        async with database.session() as session:
-            return [tuple(row) for row in await session.execute(text(sql))]
-    finally:
-        await database.dispose()
 
 
 @pytest.mark.timeout(120)
@@ -54,12 +43,14 @@ async def test_three_processes_starting_at_once_share_one_admin_token_and_house(
                 timeout=10,
             )
             assert answer.status_code == 201, (answer.text, server.log)
-        assert await _rows(db_url, "SELECT count(*) FROM admin_tokens") == [(1,)]
-        house = await _rows(
+        assert await stored_rows(db_url, "SELECT count(*) FROM admin_tokens") == [(1,)]
+        house = await stored_rows(
             db_url, "SELECT name, count(*) FROM bots WHERE house GROUP BY name ORDER BY name"
         )
         assert house == [("house-alphabeta-d1", 1), ("house-random", 1)], house
-        live = await _rows(db_url, "SELECT DISTINCT pid FROM instances WHERE stopped_at IS NULL")
+        live = await stored_rows(
+            db_url, "SELECT DISTINCT pid FROM instances WHERE stopped_at IS NULL"
+        )
         assert sorted(pid for (pid,) in live) == sorted(s.proc.pid for s in servers)
         for server in servers:
             assert "Traceback" not in server.log, server.log

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 from _server_process import ServerProcess, launch_server_process, wait_serving
-from sqlalchemy import text
+from _sql import rows as stored_rows
 
 from ply_arena.games import State
 from ply_arena.protocol.client import BotClient, Clock
-from ply_arena.server.db.database import Database
 
 HOUSE = {"house_bots": "tic_tac_toe=random", "house_wait_s": "0.05"}
 
@@ -46,15 +45,6 @@ def test_workers_on_sqlite_are_refused_in_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "arena.db").exists()  # refused before anything was made
 
 
-async def _query(db_url: str, sql: str) -> list[tuple[object, ...]]:
-    database = Database(db_url)
-    try:
-        async with database.session() as session:
-            return [tuple(row) for row in await session.execute(text(sql))]
-    finally:
-        await database.dispose()
-
-
 #: The processes holding a lease now (a process that lost its lease at a start slowed down by
 #: a busy machine has registered again: its old row stays, run out).
 LIVE = (
@@ -67,7 +57,7 @@ async def _live_workers(db_url: str, n: int) -> set[int]:
     """Once ``n`` processes hold a lease: their pids."""
     async with asyncio.timeout(60):
         while True:
-            pids = {int(str(pid)) for (pid,) in await _query(db_url, LIVE)}
+            pids = {int(str(pid)) for (pid,) in await stored_rows(db_url, LIVE)}
             if len(pids) == n:
                 return pids
             await asyncio.sleep(0.1)
@@ -75,8 +65,8 @@ async def _live_workers(db_url: str, n: int) -> set[int]:
 
 async def _stopped_cleanly(db_url: str, pids: set[int]) -> None:
     """Every one of ``pids`` gave its lease up (none is held any more, each has a stopped row)."""
-    assert await _query(db_url, LIVE) == []
-    stopped = await _query(
+    assert await stored_rows(db_url, LIVE) == []
+    stopped = await stored_rows(
         db_url, "SELECT DISTINCT pid FROM instances WHERE stopped_at IS NOT NULL"
     )
     assert pids <= {int(str(pid)) for (pid,) in stopped}
@@ -104,7 +94,7 @@ async def _play_until_both_serve(srv: ServerProcess, db_url: str, pids: set[int]
             bots += len(round_)
             ends = await asyncio.gather(*(bot.run() for bot in round_))
             assert all(e.termination.value == "normal" for bot_ends in ends for e in bot_ends)
-        played = await _query(
+        played = await stored_rows(
             db_url, "SELECT DISTINCT i.pid FROM matches m JOIN instances i ON i.id = m.owner"
         )
         if {int(str(pid)) for (pid,) in played} == pids:
@@ -120,7 +110,7 @@ async def _running(db_url: str) -> set[str]:
     """Once some match has been running for a few plies: the running ones."""
     async with asyncio.timeout(60):
         while True:
-            rows = await _query(
+            rows = await stored_rows(
                 db_url,
                 "SELECT m.id FROM matches m WHERE m.status = 'running' "
                 "AND (SELECT count(*) FROM moves v WHERE v.match_id = m.id) >= 2",
@@ -154,7 +144,7 @@ async def test_two_workers_serve_one_port_and_stop_together(db_url: str) -> None
             for task in playing:
                 task.cancel()
             await asyncio.gather(*playing, return_exceptions=True)
-        left = await _query(db_url, "SELECT id FROM matches WHERE status = 'running'")
+        left = await stored_rows(db_url, "SELECT id FROM matches WHERE status = 'running'")
         assert running <= {str(i) for (i,) in left}
         await _stopped_cleanly(db_url, workers)  # each gave its lease up
         deadline = time.monotonic() + 10
@@ -177,7 +167,7 @@ async def test_a_killed_worker_is_replaced_and_ctrl_c_stops_them_all(db_url: str
         os.kill(killed, signal.SIGKILL)
         async with asyncio.timeout(60):
             while True:  # a new worker, and the killed one's lease ended by it
-                live = {int(str(pid)) for (pid,) in await _query(db_url, LIVE)}
+                live = {int(str(pid)) for (pid,) in await stored_rows(db_url, LIVE)}
                 if killed not in live and len(live) == 2:
                     break
                 await asyncio.sleep(0.1)
