@@ -197,7 +197,7 @@ class Referee:
             # but what the start resumes.
             self._claimer = asyncio.create_task(self._claim_orphans(), name="claim-orphans")
 
-    async def resume_unfinished(self) -> list[MatchRunner]:
+    async def resume_unfinished(self, *, unowned: bool = True) -> list[MatchRunner]:
         """Go on with every match stored as running that no live server process plays (a stop
         or a crash left it, here or on another process): it becomes this process's, is rebuilt
         from its stored moves and waits up to ``resume_wait_s`` for its bots (those connected
@@ -209,7 +209,7 @@ class Referee:
             if self.owner is None:
                 ids = None
             else:
-                ids = await instance_repo.claim_orphans(session, self.owner)
+                ids = await instance_repo.claim_orphans(session, self.owner, unowned=unowned)
                 if not ids:
                     return []
         async with self.database.session() as session:
@@ -700,7 +700,8 @@ class Referee:
                     self.directory.listen_as(self.lease.instance_id)  # a new id: a lost lease
                     async with self.database.session() as session:
                         self.directory.alone = len(await instance_repo.live(session)) <= 1
-                await self.resume_unfinished()
+                # Matches of dead processes only: one without an owner is taken at a start.
+                await self.resume_unfinished(unowned=False)
             except Exception:
                 log.exception("looking for matches to take over failed")
 

@@ -104,14 +104,21 @@ async def expire(
     return gone
 
 
-async def claim_orphans(session: AsyncSession, instance_id: str) -> list[str]:
-    """Make ``instance_id`` the owner of every running match whose owner's lease has run out
-    or that has none; the ids taken. Rows another claimer holds locked right
-    now are skipped (that claimer takes them)."""
+async def claim_orphans(
+    session: AsyncSession, instance_id: str, *, unowned: bool = True
+) -> list[str]:
+    """Make ``instance_id`` the owner of every running match whose owner's lease has run out,
+    and (``unowned``: at a start) of those that have none (stored before owners existed); the
+    ids taken. Rows another claimer holds locked right now are skipped (that claimer takes
+    them)."""
     live_owner = exists().where(Instance.id == Match.owner, Instance.lease_until > _now(session))
+    dead_owner = Match.owner.is_not(None) & ~live_owner
     orphans = (
         select(Match.id)
-        .where(Match.status == RUNNING, or_(Match.owner.is_(None), ~live_owner))
+        .where(
+            Match.status == RUNNING,
+            or_(Match.owner.is_(None), ~live_owner) if unowned else dead_owner,
+        )
         .with_for_update(of=Match, skip_locked=True)
     )
     taken = await session.scalars(

@@ -88,8 +88,12 @@ async def test_matches_of_a_gone_process_and_of_none_are_claimed_once(
     await _run_out(database, "gone")
     await _register(database, "me")
     async with database.session() as session:
-        taken = await instance_repo.claim_orphans(session, "me")
-    assert sorted(taken) == sorted(ids[2:])
+        # Between starts, a process takes the matches of dead ones only.
+        taken = await instance_repo.claim_orphans(session, "me", unowned=False)
+    assert sorted(taken) == sorted(ids[2:4])
+    async with database.session() as session:
+        taken = await instance_repo.claim_orphans(session, "me")  # at a start: no owner too
+    assert sorted(taken) == sorted(ids[4:])
     owners = await _owners(database)
     assert [owners[i] for i in ids] == ["alive", "alive", "me", "me", "me", "me"]
     async with database.session() as session:
