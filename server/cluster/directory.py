@@ -135,6 +135,9 @@ class Directory:
         self._logged_in_at: dict[int, float] = {}
         self._unsubscribe: list[Callable[[], None]] = []
         self._listening_as: str | None = None
+        # Every id this process has had (a lost lease gives it a new one): its own messages,
+        # published under an older id, must not look like another process's.
+        self._own: set[str] = set()
         #: Spectators here of matches played elsewhere: match id -> the process that plays it,
         #: and the spectators still waiting for its snapshot.
         self.watching: dict[str, str] = {}
@@ -168,6 +171,7 @@ class Directory:
         if self._listening_as == instance:
             return
         self._listening_as = instance
+        self._own.add(instance)
         self._unsubscribe.append(self.bus.subscribe(channel_of(instance), self._on_mine))
 
     def stop(self) -> None:
@@ -372,7 +376,7 @@ class Directory:
 
     def _on_everyone(self, message: Message) -> None:
         sender = message.get("from")
-        if sender == self.me:
+        if sender == self.me or sender in self._own:
             return
         kind = message.get("t")
         referee = self.referee
@@ -380,7 +384,7 @@ class Directory:
             bot_id = int(message["bot"])
             local = referee.connections.get(bot_id)
             if local is not None and not is_remote(local):
-                if self._logged_in_at.get(bot_id, 0.0) > float(message["at"]):
+                if self._logged_in_at.get(bot_id, 0.0) >= float(message["at"]):
                     return  # this login is the newer one: the other process closes its own
                 referee.replaced_elsewhere(local)
                 self._logged_in_at.pop(bot_id, None)
