@@ -6,7 +6,7 @@ processes carry on this machine.
     python -m bench.processes latency --pairs 30 --think-ms 20 --duration 20 --runs 3
     python -m bench.processes scale --bots 400 --think-bots 200 --scale-think-ms 200 --runs 3
     python -m bench.processes --runs 1 --pairs 4 --bots 40 --think-bots 20 --duration 5 \\
-        --warmup 2 --settle 3 --idle 4 --baseline 2 --workdir /tmp/bp      # a quick look
+        --warmup 2 --settle 3 --idle 4 --baseline 2 --workdir bench/results/processes  # quick
 
 PostgreSQL only: a throwaway cluster with its durable defaults (bench/_stores.py), a fresh
 database per run, ``arena serve`` processes started as bench/restart.py starts them (no house
