@@ -32,9 +32,7 @@ from ply_arena.server.api import routes as api_routes
 from ply_arena.server.api.errors import InternalErrorMiddleware, error_response
 from ply_arena.server.api.errors import exception_handlers as api_exception_handlers
 from ply_arena.server.api.throttle import AddressThrottle
-from ply_arena.server.cluster.bus import Bus, asyncpg_dsn, open_bus
-from ply_arena.server.cluster.directory import Directory
-from ply_arena.server.cluster.shared_lobby import SharedLobby
+from ply_arena.server.cluster.membership import Membership
 from ply_arena.server.db import server_mark
 from ply_arena.server.db.database import Database
 from ply_arena.server.house import House, parse_house_bots
@@ -118,20 +116,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             house = House(referee, settings, house_specs)
             app.state.house = house
             await referee.start()
-            bus: Bus | None = None
-            if not database.is_sqlite:
-                # Other processes may share the database: they meet over the bus.
-                bus = open_bus(settings.db_url, on_gap=lambda: _bus_gap(referee))
-                await bus.start()
-                referee.directory = Directory(referee, bus, lambda: referee.owner)
-                await referee.directory.start()
-                referee.shared_lobby = SharedLobby(
-                    referee,
-                    referee.directory,
-                    asyncpg_dsn(settings.db_url),
-                    period_s=settings.lease_s / 3,
-                )
-                referee.shared_lobby.start()
+            # On PostgreSQL other processes may share the database: they meet over the bus.
+            membership = await Membership.join(referee)
             # Before the house bots log in and the directors look at their games: a resumed
             # match is one they find running.
             app.state.resumed_on_start = len(await referee.resume_unfinished())
@@ -158,12 +144,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 await directors.stop()
                 await referee.stop()
                 await house.stop()
-                if referee.shared_lobby is not None:
-                    await referee.shared_lobby.stop()
-                if referee.directory is not None:
-                    referee.directory.stop()
-                if bus is not None:
-                    await bus.close()
+                if membership is not None:
+                    await membership.leave()
         finally:
             await database.dispose()
             server_mark.release(mark)
@@ -192,12 +174,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
     )
     app.state.sessions = set()
     return app
-
-
-def _bus_gap(referee: Referee) -> None:
-    """The bus lost messages: the directory announces this process's bots again."""
-    if referee.directory is not None:
-        referee.directory.gap()
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -201,8 +201,19 @@ class PostgresBus(Bus):
         self._outbox_bytes -= size
         return channels, payloads
 
-    async def _send_loop(self, connection: Any) -> None:
+    async def _reconnect(self, role: str, doing: str) -> Any:
+        """A new connection for ``role`` (``send``, ``listen``), tried again with a growing,
+        jittered wait until one is made (the task is cancelled when the bus closes)."""
         delay = RECONNECT_MIN_S
+        while True:
+            try:
+                return await self._connect(role)
+            except (OSError, asyncpg.PostgresError, TimeoutError) as error:
+                log.warning("bus: cannot reconnect to %s (%s); again soon", doing, error)
+                await asyncio.sleep(delay * random.uniform(0.5, 1.0))
+                delay = min(2 * delay, RECONNECT_MAX_S)
+
+    async def _send_loop(self, connection: Any) -> None:
         try:
             while True:
                 if not self._outbox:
@@ -212,14 +223,7 @@ class PostgresBus(Bus):
                     await self._mail.wait()
                     continue
                 if connection is None or connection.is_closed():
-                    try:
-                        connection = await self._connect("send")
-                    except (OSError, asyncpg.PostgresError, TimeoutError) as error:
-                        log.warning("bus: cannot reconnect to publish (%s); again soon", error)
-                        await asyncio.sleep(delay * random.uniform(0.5, 1.0))
-                        delay = min(2 * delay, RECONNECT_MAX_S)
-                        continue
-                    delay = RECONNECT_MIN_S
+                    connection = await self._reconnect("send", "publish")
                 channels, payloads = self._take_batch()
                 try:
                     await connection.execute(_NOTIFY, channels, payloads)
@@ -256,18 +260,10 @@ class PostgresBus(Bus):
             await self._synced.wait_for(lambda: self._done >= wanted or self._closing)
 
     async def _listen_loop(self, connection: Any) -> None:
-        delay = RECONNECT_MIN_S
         gap = False
         while True:
             if connection is None:
-                try:
-                    connection = await self._connect("listen")
-                except (OSError, asyncpg.PostgresError, TimeoutError) as error:
-                    log.warning("bus: cannot reconnect to listen (%s); again soon", error)
-                    await asyncio.sleep(delay * random.uniform(0.5, 1.0))
-                    delay = min(2 * delay, RECONNECT_MAX_S)
-                    continue
-                delay = RECONNECT_MIN_S
+                connection = await self._reconnect("listen", "listen")
             try:
                 await self._serve(connection, gap)
             except asyncio.CancelledError:

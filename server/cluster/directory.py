@@ -186,15 +186,7 @@ class Directory:
         running matches (``stored``: match id, owner) resync it."""
         at = time.time()
         self._logged_in_at[conn.bot_id] = at
-        self.publish_all(
-            {
-                "t": "in",
-                "bot": conn.bot_id,
-                "name": conn.bot_name,
-                "check": None if conn.check_role is None else str(conn.check_role),
-                "at": at,
-            }
-        )
+        self.publish_all(_login(conn, at))
         for match_id, owner in stored:
             if owner is not None and owner != self.me and match_id not in self.referee.matches:
                 self.hosts[match_id] = owner
@@ -206,15 +198,7 @@ class Directory:
         for conn in self.referee.connections.all():
             if is_remote(conn) or self.referee.is_house(conn.bot_id):
                 continue
-            self.publish_all(
-                {
-                    "t": "in",
-                    "bot": conn.bot_id,
-                    "name": conn.bot_name,
-                    "check": None if conn.check_role is None else str(conn.check_role),
-                    "at": self._logged_in_at.get(conn.bot_id, 0.0),
-                }
-            )
+            self.publish_all(_login(conn, self._logged_in_at.get(conn.bot_id, 0.0)))
 
     def logged_out(self, conn: BotConnection) -> None:
         self._logged_in_at.pop(conn.bot_id, None)
@@ -510,3 +494,9 @@ def _field(text: str, name: str) -> str | None:
     start += len(key)
     end = text.find('"', start)
     return None if end < 0 else text[start:end]
+
+
+def _login(conn: BotConnection, at: float) -> Message:
+    """The ``in`` message of a bot logged in here at ``at`` (wall clock)."""
+    check = None if conn.check_role is None else str(conn.check_role)
+    return {"t": "in", "bot": conn.bot_id, "name": conn.bot_name, "check": check, "at": at}

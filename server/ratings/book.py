@@ -20,11 +20,12 @@ from ply_arena.server.ratings.model import Rating as MuSigma
 from ply_arena.server.ratings.model import RatingModel
 from ply_arena.server.repositories import ratings as rating_repo
 
-_LAST_RATED_SEQ = select(func.max(Result.rated_seq))
+#: The highest ``results.rated_seq`` stored (null: none).
+LAST_RATED_SEQ = select(func.max(Result.rated_seq))
 
 
 async def last_rated_seq(session: AsyncSession) -> int:
-    return int(await session.scalar(_LAST_RATED_SEQ) or 0)
+    return int(await session.scalar(LAST_RATED_SEQ) or 0)
 
 
 class RatingBook:
@@ -93,7 +94,7 @@ class RatingBook:
         (a rebuild follows the order, not the numbers).
         """
         if self._last_seq is None:
-            self._last_seq = int(connection.scalar(_LAST_RATED_SEQ) or 0)
+            self._last_seq = int(connection.scalar(LAST_RATED_SEQ) or 0)
         self._last_seq += 1
         return self._last_seq
 

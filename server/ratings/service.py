@@ -25,13 +25,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, func, select, text
+from sqlalchemy import Connection, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena.server.db.commit_hooks import after_commit
-from ply_arena.server.db.models import Result, utcnow
+from ply_arena.server.db.models import utcnow
 from ply_arena.server.db.recorder import register_bulk, run_bulk
-from ply_arena.server.ratings.book import RatingBook
+from ply_arena.server.ratings.book import LAST_RATED_SEQ, RatingBook
 from ply_arena.server.ratings.ledger import Ledger, RatedResult
 from ply_arena.server.repositories import matches as match_repo
 from ply_arena.server.repositories import ratings as rating_repo
@@ -59,7 +59,7 @@ def store_results(connection: Connection, rows: Sequence[Mapping[str, Any]]) -> 
             else:
                 if last_seq is None:
                     ratings_lock(connection)
-                    last_seq = last_rated_seq(connection)
+                    last_seq = int(connection.scalar(LAST_RATED_SEQ) or 0)
                 last_seq += 1
                 row["rated_seq"] = last_seq
             rated.append(
@@ -120,8 +120,3 @@ def ratings_lock(connection: Connection) -> None:
     one process writes)."""
     if _shared(connection):
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": RATINGS_LOCK_KEY})
-
-
-def last_rated_seq(connection: Connection) -> int:
-    """The highest ``rated_seq`` stored (0: none)."""
-    return int(connection.scalar(select(func.max(Result.rated_seq))) or 0)

@@ -699,7 +699,7 @@ class Referee:
                 if self.directory is not None:
                     self.directory.listen_as(self.lease.instance_id)  # a new id: a lost lease
                     async with self.database.session() as session:
-                        self.directory.alone = len(await instance_repo.live(session)) <= 1
+                        self.directory.alone = await instance_repo.count_live(session) <= 1
                 # Matches of dead processes only: one without an owner is taken at a start.
                 await self.resume_unfinished(unowned=False)
             except Exception:

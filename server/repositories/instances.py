@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import delete, exists, or_, select, update
+from sqlalchemy import delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -144,6 +144,12 @@ async def live(session: AsyncSession) -> list[Instance]:
         .order_by(Instance.started_at, Instance.id)
     )
     return list((await session.scalars(query)).all())
+
+
+async def count_live(session: AsyncSession) -> int:
+    """How many processes hold a lease now."""
+    query = select(func.count()).select_from(Instance).where(Instance.lease_until > _now(session))
+    return int(await session.scalar(query) or 0)
 
 
 async def prune(session: AsyncSession, *, older_than_s: float) -> int:

@@ -9,11 +9,11 @@ import asyncio
 import random
 import signal
 import time
-from typing import Any
 
 import httpx
 import pytest
 from _forwarder import Forwarder
+from _playing import to_the_end
 from _rebuild import assert_ratings_equal_a_rebuild
 from _server_process import ServerProcess, start_server_process
 from sqlalchemy import text
@@ -80,16 +80,6 @@ def _bots(srv: ServerProcess, url: str, n: int, prefix: str) -> list[BotClient]:
     ]  # fmt: skip
 
 
-async def _finish(playing: list[asyncio.Task[Any]]) -> list[Any]:
-    try:
-        async with asyncio.timeout(90):
-            return await asyncio.gather(*playing)
-    finally:
-        for task in playing:
-            task.cancel()
-        await asyncio.gather(*playing, return_exceptions=True)
-
-
 async def test_a_second_process_leaves_the_running_matches_of_the_first_alone(db_url: str) -> None:
     first = start_server_process(db_url, house_bots="none", lease_s=LEASE_S)
     second: ServerProcess | None = None
@@ -102,7 +92,7 @@ async def test_a_second_process_leaves_the_running_matches_of_the_first_alone(db
         # Two of the second one's looks for matches to take over, at least.
         await asyncio.sleep(2 * float(LEASE_S) / 6 + 0.5)
         assert (await _owners(db_url))[match_id] == ("running", owner)
-        ends = await _finish(playing)
+        ends = await to_the_end(playing)
         assert [[(e.match_id, e.termination.value) for e in bot_ends] for bot_ends in ends] == [
             [(match_id, "normal")]
         ] * 2
@@ -127,7 +117,7 @@ async def test_the_matches_of_a_killed_process_go_on_on_another_one(db_url: str)
             assert {(await _owners(db_url))[m] for m in cut} == {("running", owner)}
             first.proc.send_signal(signal.SIGKILL)
             first.proc.wait(timeout=10)
-            ends = await _finish(playing)
+            ends = await to_the_end(playing)
         taken_by = await _instance_of(db_url, second)
         for bot, bot_ends in zip(bots, ends, strict=True):
             # Its match, played to its end on the other process: nothing lost or replayed.
@@ -170,7 +160,7 @@ async def test_ratings_rated_by_two_processes_at_once_equal_a_rebuild(db_url: st
                       time_control=TimeControl(move_ms=1000 + 500 * i, bank_ms=0))
             for i, srv in enumerate([first, second])
         ]  # fmt: skip
-        ends = await _finish([asyncio.create_task(bot.run()) for bot in bots])
+        ends = await to_the_end([asyncio.create_task(bot.run()) for bot in bots])
         assert all(e.termination.value == "normal" for bot_ends in ends for e in bot_ends)
         database = Database(db_url)
         try:

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _playing import to_the_end
 from _rebuild import assert_ratings_equal_a_rebuild
 from _server_process import ServerProcess, start_server_process
 
@@ -31,17 +32,6 @@ def slow(state: State, legal_moves: list[str], clock: Clock) -> str:
     return random.choice(legal_moves)
 
 
-async def _played(bots: list[BotClient]) -> list[Any]:
-    tasks = [asyncio.create_task(bot.run()) for bot in bots]
-    try:
-        async with asyncio.timeout(90):
-            return await asyncio.gather(*tasks)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
 def _records(srv: ServerProcess) -> list[dict[str, Any]]:
     with httpx.Client(base_url=srv.url, timeout=10) as http:
         listed = http.get("/api/matches?limit=100").json()["matches"]
@@ -56,7 +46,7 @@ async def test_bots_waiting_on_two_processes_meet(db_url: str) -> None:
         there = BotClient(
             second.ws_url, first.create_bot("there"), quick, game="tic_tac_toe", games=4
         )
-        ends = await _played([here, there])
+        ends = await to_the_end([asyncio.create_task(b.run()) for b in (here, there)])
         assert all(e.termination.value == "normal" for bot_ends in ends for e in bot_ends)
         # Alone in their processes, they could only meet each other: the same four matches.
         assert {e.match_id for e in ends[0]} == {e.match_id for e in ends[1]}
@@ -87,13 +77,7 @@ async def test_the_lobby_goes_on_when_the_process_that_leads_it_is_killed(db_url
                 await asyncio.sleep(0.05)
         leader.proc.send_signal(signal.SIGKILL)
         leader.proc.wait(timeout=10)
-        try:
-            async with asyncio.timeout(90):
-                ends = await asyncio.gather(*tasks)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        ends = await to_the_end(tasks)
         assert [len(bot_ends) for bot_ends in ends] == [4, 4]
         assert all(e.termination.value == "normal" for bot_ends in ends for e in bot_ends)
         assert "leads the lobby" in other.log, other.log

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 import websockets
+from _playing import to_the_end
 from _server_process import ADMIN_TOKEN, ServerProcess, start_server_process
 
 from ply_arena.games import State
@@ -111,8 +112,7 @@ async def test_a_challenge_between_bots_on_two_processes_is_played_across(db_url
         answering = asyncio.create_task(challenged.run())
         await _connected(first, "across-b")  # connected to the second: the first knows
         playing = asyncio.create_task(challenger.run())
-        async with asyncio.timeout(60):
-            ends = await asyncio.gather(playing, answering)
+        ends = await to_the_end([playing, answering], 60)
         assert [[e.termination.value for e in bot_ends] for bot_ends in ends] == [["normal"]] * 2
         (match_id,) = {e.match_id for bot_ends in ends for e in bot_ends}
         record = httpx.get(f"{second.url}/api/matches/{match_id}/record", timeout=10).json()
@@ -149,8 +149,7 @@ async def test_a_bot_that_reconnects_to_another_process_plays_its_match_on(db_ur
         b.url = second.ws_url
         assert b._ws is not None
         await b._ws.close()
-        async with asyncio.timeout(90):
-            ends = await asyncio.gather(*tasks)
+        ends = await to_the_end(tasks)
         assert [[(e.match_id, e.termination.value) for e in bot_ends] for bot_ends in ends] == [
             [(match_id, "normal")]
         ] * 2
@@ -192,8 +191,7 @@ async def test_a_match_played_on_one_process_is_watched_live_on_another(db_url: 
             _spectate(second.ws_url.replace("/ws", path)),
             _spectate(first.ws_url.replace("/ws", path)),
         )
-        async with asyncio.timeout(60):
-            await asyncio.gather(*tasks)
+        await to_the_end(tasks, 60)
         for got in (there, here):
             assert got[0]["type"] == "watch_start", got[0]
             assert got[-1]["type"] == "match_end", got[-1]
