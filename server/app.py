@@ -57,8 +57,11 @@ log = logging.getLogger("ply_arena.server.app")
 GC_THRESHOLDS = (50_000, 50, 100)
 
 
-def uvicorn_config(app: Starlette, settings: Settings, **options: Any) -> uvicorn.Config:
-    """The one uvicorn configuration, shared by ``arena serve`` and the tests' live server."""
+def uvicorn_config(
+    app: Starlette, settings: Settings, *, log_prefix: str = "", **options: Any
+) -> uvicorn.Config:
+    """The one uvicorn configuration, shared by ``arena serve`` and the tests' live server
+    (``log_prefix``: what each log line says after its level, ``[worker 2]``)."""
     return uvicorn.Config(
         app,
         host=settings.host,
@@ -82,7 +85,7 @@ def uvicorn_config(app: Starlette, settings: Settings, **options: Any) -> uvicor
         # would close a bot that stops reading for 40 s while it thinks, silently (1011).
         ws_ping_interval=None,
         lifespan="on",
-        log_config=log_config(),
+        log_config=log_config(log_prefix),
         **options,
     )
 
@@ -238,10 +241,16 @@ def make_server(app: Starlette, settings: Settings, **options: Any) -> ArenaServ
     return ArenaServer(uvicorn_config(app, settings, **options), app)
 
 
-def log_config() -> dict[str, Any]:
+def log_config(prefix: str = "") -> dict[str, Any]:
     """uvicorn's logging configuration, plus one line per login, match start and end, and fatal
-    connection error from the ``ply_arena.server`` loggers, in uvicorn's format."""
+    connection error from the ``ply_arena.server`` loggers, in uvicorn's format; ``prefix``
+    after each line's level (which of the workers of ``--workers`` wrote it)."""
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    if prefix:
+        for formatter in config["formatters"].values():
+            formatter["fmt"] = formatter["fmt"].replace(
+                "%(levelprefix)s ", f"%(levelprefix)s {prefix}", 1
+            )
     config["formatters"]["arena"] = {
         **config["formatters"]["default"],
         "()": "ply_arena.server.log_lines.LineFormatter",

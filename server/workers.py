@@ -80,7 +80,8 @@ class _Worker:
 class Workers:
     """The parent: starts the workers on ``sock``, keeps them running, stops them on a signal.
 
-    ``command`` is the worker's command line without ``--listen-fd`` and ``--parent-pid``;
+    ``command`` is the worker's command line without ``--listen-fd``, ``--parent-pid`` and
+    ``--worker-index``;
     ``env`` its environment (the settings, as ``ARENA_*`` variables: a database URL's password
     stays out of ``ps``).
     """
@@ -123,7 +124,11 @@ class Workers:
     def _start(self, index: int) -> _Worker:
         fd = self.sock.fileno()
         proc = subprocess.Popen(
-            [*self.command, "--listen-fd", str(fd), "--parent-pid", str(os.getpid())],
+            [
+                *self.command,
+                *("--listen-fd", str(fd), "--parent-pid", str(os.getpid())),
+                *("--worker-index", str(index)),
+            ],
             env=self.env,
             pass_fds=[fd],
             # Its own process group: the terminal's Ctrl-C goes to the parent only, which

@@ -32,6 +32,7 @@ def register(app: typer.Typer) -> None:
         # A worker of --workers: the listening socket it inherits, and its parent.
         listen_fd: int = typer.Option(None, "--listen-fd", hidden=True),
         parent_pid: int = typer.Option(None, "--parent-pid", hidden=True),
+        worker_index: int = typer.Option(None, "--worker-index", hidden=True),
     ) -> None:
         """Run the arena: REST under /api, bots connect to /ws.
 
@@ -45,7 +46,7 @@ def register(app: typer.Typer) -> None:
         settings = Settings.from_env(host=host, port=port, db_url=db, workers=workers)
         workers = settings.workers
         if listen_fd is not None:  # one of the processes of --workers: its parent checked
-            _serve_as_worker(settings, listen_fd, parent_pid)
+            _serve_as_worker(settings, listen_fd, parent_pid, worker_index)
             return
         from ply_arena.server.cli._database import sqlite_file
         from ply_arena.server.db.sqlite_file import problem
@@ -125,14 +126,20 @@ def _run_workers(settings: Settings, count: int) -> int:
     return Workers(count, sock, [sys.executable, "-m", "ply_arena", "serve"], env).run()
 
 
-def _serve_as_worker(settings: Settings, fd: int, parent_pid: int | None) -> None:
-    """One of the processes of ``--workers``: serve on the inherited socket until SIGTERM."""
+def _serve_as_worker(
+    settings: Settings, fd: int, parent_pid: int | None, index: int | None
+) -> None:
+    """One of the processes of ``--workers``: serve on the inherited socket until SIGTERM,
+    each log line naming the worker (``[worker 2]``, as the parent numbers them)."""
     from ply_arena.server.app import create_app, make_server
     from ply_arena.server.workers import inherited_socket, stop_when_orphaned
 
     sock = inherited_socket(fd)
     stop_when_orphaned(os.getppid() if parent_pid is None else parent_pid)
-    make_server(create_app(settings), settings, log_level="info").run(sockets=[sock])
+    prefix = "" if index is None else f"[worker {index}] "
+    make_server(create_app(settings), settings, log_level="info", log_prefix=prefix).run(
+        sockets=[sock]
+    )
 
 
 async def _open(db_url: str) -> None:

@@ -11,5 +11,9 @@ user's view is docs/server.md, section 10, "Several processes on one PostgreSQL 
 - ``directory``: which process each bot is connected to; its frames and moves relayed to the
   process that plays its match; logins, revocations, ratings and spectators across processes.
 - ``shared_lobby``: one lobby, led by the holder of an advisory lock.
-- ``membership``: the three above started and stopped together (PostgreSQL only).
+- ``hosting``: a match one process decides (a tournament's game) and another plays (the process
+  of its first bot): stored as the other's first, then started there.
+- ``membership``: the bus, the directory, hosting and the shared lobby started and stopped
+  together (PostgreSQL only); also each house bot's count of matches on every process
+  (server/referee/house_load.py).
 """

@@ -1,6 +1,7 @@
 """This process's part in an arena of several processes on one PostgreSQL database: the bus, the
-directory of bots and the shared lobby, started after the referee holds its lease and stopped
-after the referee. On SQLite (one process) there is none."""
+directory of bots, the hosting of matches decided elsewhere and the shared lobby, started after
+the referee holds its lease and stopped after the referee. On SQLite (one process) there is
+none."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import TYPE_CHECKING
 
 from ply_arena.server.cluster.bus import Bus, asyncpg_dsn, open_bus
 from ply_arena.server.cluster.directory import Directory
+from ply_arena.server.cluster.hosting import Hosting
 from ply_arena.server.cluster.shared_lobby import SharedLobby
+from ply_arena.server.referee.house_load import HouseLoad
 
 if TYPE_CHECKING:
     from ply_arena.server.referee import Referee
@@ -29,6 +32,8 @@ class Membership:
         await bus.start()
         referee.directory = Directory(referee, bus, lambda: referee.owner)
         await referee.directory.start()
+        referee.hosting = Hosting(referee, referee.directory)
+        referee.house_load = HouseLoad(referee.settings.lease_s)
         referee.shared_lobby = SharedLobby(
             referee, referee.directory, asyncpg_dsn(url), period_s=referee.settings.lease_s / 3
         )
@@ -36,6 +41,8 @@ class Membership:
         return cls(referee, bus)
 
     async def leave(self) -> None:
+        if self.referee.hosting is not None:
+            await self.referee.hosting.stop()
         if self.referee.shared_lobby is not None:
             await self.referee.shared_lobby.stop()
         if self.referee.directory is not None:

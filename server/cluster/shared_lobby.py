@@ -280,6 +280,7 @@ class SharedLobby:
     def _on_ended(self, message: Message) -> None:
         if self.leading:
             self.referee.led_match_ended(
+                str(message["match"]),
                 key_of(message["key"]),
                 [int(b) for b in message["queued"]],
                 [int(b) for b in message["bots"]],

@@ -73,6 +73,8 @@ class HouseBot:
         self._matches: dict[str, str] = {}
         #: match id -> the search task of its current turn.
         self._thinking: dict[str, asyncio.Task[None]] = {}
+        # Challenges being answered once its matches on every process are read.
+        self._answering: set[asyncio.Task[None]] = set()
 
     @property
     def thinking(self) -> int:
@@ -116,9 +118,26 @@ class HouseBot:
 
     def _answer_challenge(self, challenge: ChallengeReceived) -> None:
         """Accept a challenge in a game it plays while it has room (below house_max_matches),
-        as lichess's bots do: a student may ask for a match against a given house bot."""
+        as lichess's bots do: a student may ask for a match against a given house bot. With
+        several processes on one database, its matches on every process count: read first."""
         if self.closed:
             return
+        if self._referee.house_load is None:
+            self._decide(challenge)
+            return
+        task = asyncio.create_task(self._read_then_decide(challenge), name="house-challenge")
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
+
+    async def _read_then_decide(self, challenge: ChallengeReceived) -> None:
+        try:
+            await self._referee.read_house_load([self.bot_id])
+        except Exception as exc:  # the database is down: decide on what this process knows
+            log.warning("house bot %s: its matches could not be read (%s)", self.bot_name, exc)
+        if not self.closed:
+            self._decide(challenge)
+
+    def _decide(self, challenge: ChallengeReceived) -> None:
         room = self._referee.house_max_matches - self._referee.playing(self.bot_id)
         if challenge.game not in self.spec.games:
             plays = ", ".join(sorted(self.spec.games))

@@ -95,7 +95,9 @@ from ply_arena.server.spectate import Limits, SpectatorHub
 
 if TYPE_CHECKING:
     from ply_arena.server.cluster.directory import Directory
+    from ply_arena.server.cluster.hosting import Hosting
     from ply_arena.server.cluster.shared_lobby import SharedLobby
+    from ply_arena.server.referee.house_load import HouseLoad
 
 __all__ = ["BotConnection", "MatchRunner", "PairingRecord", "Referee", "RefereeError"]
 
@@ -174,6 +176,12 @@ class Referee:
         #: The one lobby of every process (server/cluster/shared_lobby.py), on PostgreSQL: this
         #: process decides for every queue only while it leads it.
         self.shared_lobby: SharedLobby | None = None
+        #: Matches decided here and played by another process, or the reverse (a tournament's
+        #: games go to the process of their bots: server/cluster/hosting.py); PostgreSQL only.
+        self.hosting: Hosting | None = None
+        #: How many matches each house bot plays on every process (server/referee/
+        #: house_load.py); PostgreSQL only (one process counts its own: ``_playing``).
+        self.house_load: HouseLoad | None = None
         # Lobby matches this process plays for a leader elsewhere (it is told when they end).
         self._led_elsewhere: set[str] = set()
 
@@ -245,6 +253,26 @@ class Referee:
                 self.settings.resume_wait_s,
             )
         return runners
+
+    def launch_stored(self, match: resume_repo.StoredMatch) -> MatchRunner | None:
+        """Play ``match``, stored as this process's by another one (server/cluster/hosting.py):
+        from its first ply, or from where it stands if it has moves (None: it is played here
+        already, the server is stopping, or it cannot be rebuilt)."""
+        if self.closing or match.match_id in self.matches:
+            return None
+        try:
+            runner = resume.runner_for(match, stored=True, **self._runner_options())
+            if match.events:
+                runner.restore(match.events, wait_s=self.settings.resume_wait_s)
+        except Exception as exc:  # whatever stored data the rules refuse
+            log.error("match %s cannot be played here (%s)", match.match_id, exc)
+            return None
+        self._launch(runner)
+        if match.events:
+            for seat in runner.seats:
+                if self.connections.get(seat.bot_id) is not None:
+                    runner.resync(seat.bot_id)
+        return runner
 
     def abort_match(self, match_id: str) -> bool:
         """End a running match here as aborted (zero payoffs, unrated; its bots get match_end);
@@ -578,6 +606,9 @@ class Referee:
                 match_id = new_match_id()
                 shared.start_elsewhere(host, key, match_id, self._seat_order(game, bots), queued)
                 self._note_playing(game.name, group.bot_ids)
+                if self.house_load is not None:
+                    house = [b for b in group.bot_ids if b in self._house_ids]
+                    self.house_load.started_elsewhere(match_id, house, time.monotonic())
             else:
                 runner = self.start_match(game, bots, tc, key.policy)
                 match_id = runner.match_id
@@ -652,8 +683,13 @@ class Referee:
         self._from_queue[match_id] = (key, tuple(queued))
         self._led_elsewhere.add(match_id)
 
-    def led_match_ended(self, key: QueueKey, queued: Sequence[int], bots: Sequence[int]) -> None:
+    def led_match_ended(
+        self, match_id: str, key: QueueKey, queued: Sequence[int], bots: Sequence[int]
+    ) -> None:
         """A match this process (the leader) paired ended on another process."""
+        if self.house_load is not None:
+            house = [b for b in bots if b in self._house_ids]
+            self.house_load.ended(match_id, house, time.monotonic())
         self._playing.subtract(bots)
         for bot_id in bots:
             if self._playing[bot_id] <= 0:
@@ -702,6 +738,9 @@ class Referee:
                         self.directory.alone = await instance_repo.count_live(session) <= 1
                 # Matches of dead processes only: one without an owner is taken at a start.
                 await self.resume_unfinished(unowned=False)
+                if self.hosting is not None:
+                    await self.hosting.sweep()
+                await self.read_house_load()
             except Exception:
                 log.exception("looking for matches to take over failed")
 
@@ -736,14 +775,29 @@ class Referee:
         return bot_id in self._house_ids
 
     def playing(self, bot_id: int) -> int:
-        """How many matches the bot plays right now."""
+        """How many matches the bot plays right now (a house bot: on every process, with
+        several on one database)."""
+        if self.house_load is not None and bot_id in self._house_ids:
+            return self.house_load.count(bot_id, time.monotonic())
         return self._playing[bot_id]
+
+    async def read_house_load(self, bot_ids: Sequence[int] | None = None) -> None:
+        """Read from the database which matches the house bots (or ``bot_ids``) play, on
+        every process (several processes on one database; nothing to read otherwise)."""
+        if self.house_load is None:
+            return
+        ids = sorted(self._house_ids) if bot_ids is None else list(bot_ids)
+        if not ids:
+            return
+        async with self.database.session() as session:
+            found = await match_repo.running_of_bots(session, ids)
+        self.house_load.read(found, time.monotonic())
 
     def _house_seats(self, game_name: str) -> list[pairing.HouseSeat]:
         """The connected house bots of a game with room for another match."""
         seats = []
         for bot_id, _ in self._house.get(game_name, ()):
-            free = self.house_max_matches - self._playing[bot_id]
+            free = self.house_max_matches - self.playing(bot_id)
             if free > 0 and self.connections.get(bot_id) is not None:
                 seats.append(pairing.HouseSeat(bot_id, self.ratings.mu(bot_id, game_name), free))
         return seats
@@ -918,6 +972,8 @@ class Referee:
         """Count the match as running and start its task."""
         self.matches[runner.match_id] = runner
         self._note_playing(runner.game.name, [s.bot_id for s in runner.seats])
+        if self.house_load is not None:
+            self.house_load.started_here(runner.match_id, self._house_of(runner.seats))
         self._tasks[runner.match_id] = asyncio.create_task(
             runner.run(), name=f"match-{runner.match_id}"
         )
@@ -938,7 +994,12 @@ class Referee:
     def is_connected(self, bot_id: int) -> bool:
         return self.connections.get(bot_id) is not None
 
+    def _house_of(self, seats: Sequence[SeatBot]) -> list[int]:
+        return [s.bot_id for s in seats if s.bot_id in self._house_ids]
+
     def _finished(self, runner: MatchRunner) -> None:
+        if self.house_load is not None:
+            self.house_load.ended(runner.match_id, self._house_of(runner.seats), time.monotonic())
         if self.matches.pop(runner.match_id, None) is not None:
             self._playing.subtract(s.bot_id for s in runner.seats)
             for seat in runner.seats:

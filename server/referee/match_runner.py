@@ -125,6 +125,7 @@ class MatchRunner:
         spectators: SpectatorHub | None = None,
         seed: int | None = None,
         owner: str | None = None,
+        stored: bool = False,
     ) -> None:
         if len(seats) != game.num_players:
             raise ValueError(f"{game.name} needs {game.num_players} seats, got {len(seats)}")
@@ -139,6 +140,9 @@ class MatchRunner:
         #: The server process that plays it (``matches.owner``, server/cluster): its result
         #: is stored only while the database still names that process (None: not checked).
         self.owner = owner
+        #: Its row was stored before its start, by the process that asked this one to play it
+        #: (server/cluster/hosting.py): the start does not store it again.
+        self._stored = stored
         #: The referee's rating book, updated with the ratings this match's result moves.
         self._ratings = ratings
         #: The dice seed: a new secret, or a resumed match's stored one.
@@ -434,18 +438,8 @@ class MatchRunner:
     async def _start(self) -> None:
         """Store the new match, then tell its bots."""
         # Awaited: the match is in the database (and REST) before any bot hears of it.
-        await self._database.recorder.submit(
-            match_repo.create_match,
-            match_id=self.match_id,
-            game=self.game.name,
-            bot_ids=[s.bot_id for s in self.seats],
-            time_control=self.time_control.model_dump(),
-            policy=self.policy.value,
-            seed=self.seed,
-            origin=self.origin,
-            rated=self.rated,
-            owner=self.owner,
-        )
+        if not self._stored:
+            await self._start_row()
         log.info(
             "match %s of %s started: %s; %d+%d ms, %s",
             self.match_id,
@@ -458,6 +452,20 @@ class MatchRunner:
         for seat, bot in enumerate(self.seats):
             self._connections.send(bot.bot_id, self._match_start(seat))
         self._announced = True
+
+    async def _start_row(self) -> None:
+        await self._database.recorder.submit(
+            match_repo.create_match,
+            match_id=self.match_id,
+            game=self.game.name,
+            bot_ids=[s.bot_id for s in self.seats],
+            time_control=self.time_control.model_dump(),
+            policy=self.policy.value,
+            seed=self.seed,
+            origin=self.origin,
+            rated=self.rated,
+            owner=self.owner,
+        )
 
     async def _resume(self) -> None:
         """Note the resumption, then wait for the bots: each gets ``match_start`` (the position,

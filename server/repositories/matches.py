@@ -332,6 +332,22 @@ async def running_ids(session: AsyncSession, ids: Sequence[str] | None = None) -
     return list((await session.scalars(query.order_by(Match.created_at, Match.id))).all())
 
 
+async def running_of_bots(session: AsyncSession, bot_ids: Sequence[int]) -> dict[int, set[str]]:
+    """bot id -> the ids of the running matches it holds a seat in (whichever process plays
+    them); a bot of ``bot_ids`` that plays none maps to an empty set."""
+    found: dict[int, set[str]] = {b: set() for b in bot_ids}
+    if not found:
+        return found
+    query = (
+        select(Seat.bot_id, Match.id)
+        .join(Match, Match.id == Seat.match_id)
+        .where(Match.status == RUNNING, Seat.bot_id.in_(list(found)))
+    )
+    for bot_id, match_id in await session.execute(query):
+        found[bot_id].add(match_id)
+    return found
+
+
 async def abort_running(session: AsyncSession, ids: Sequence[str] | None = None) -> list[str]:
     """End running matches as aborted, unrated, keeping their moves (every running match, or
     those of ``ids`` that still run); the ids ended. For matches no server plays: a running

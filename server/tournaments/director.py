@@ -23,9 +23,10 @@ resumed through its API, unless a live process directs it already (that one pick
 its next look); on PostgreSQL it looks again every sixth of a lease and takes over the
 tournaments of a process that died. A director that takes over follows the games already
 started: a game's match that another process plays (or will resume) is waited for through the
-database, not started again. A director starts matches on its own process only, for bots
-connected to it (docs/server.md, "Several processes": what the bus between processes will
-add).
+database, not started again. A game whose first bot (not a house bot) is connected to another
+process is played there: stored as that process's match, then started by it
+(server/cluster/hosting.py), and followed through the database; so a tournament's games spread
+over the processes as its bots do.
 """
 
 from __future__ import annotations
@@ -489,6 +490,25 @@ class Directors:
                 settings.tournament_id, repo.game_started, game_id=game.id, match_id=match_id
             )
             board.started(game, match_id)
+            hosting = self.referee.hosting
+            host = None if hosting is None else hosting.host_of(game.bot_ids)
+            if hosting is not None and host is not None and host != hosting.directory.me:
+                # Its first bot is connected to another process: played there (stored first,
+                # as that process's: server/cluster/hosting.py); followed through the database.
+                stored = asyncio.ensure_future(
+                    hosting.start_on(
+                        host,
+                        rules,
+                        game.bot_ids,
+                        settings.time_control,
+                        settings.policy,
+                        origin="tournament",
+                        rated=settings.rated,
+                        match_id=match_id,
+                    )
+                )
+                self._follow(settings, game.id, match_id, list(game.bot_ids), mine, stored=stored)
+                continue
             runner = self.referee.start_match(
                 rules,
                 [(b, names[b]) for b in game.bot_ids],
@@ -522,27 +542,39 @@ class Directors:
         match_id: str,
         bot_ids: list[int],
         mine: set[int],
+        stored: asyncio.Future[None] | None = None,
     ) -> None:
+        """Follow a game's match until it ends (``stored``: the match is being stored for
+        another process to play; it is followed once it is)."""
         mine.add(game_id)
         self._in_play.update(bot_ids)
         self._playing[game_id] = asyncio.create_task(
-            self._record(settings, game_id, match_id, bot_ids), name=f"tournament-game-{game_id}"
+            self._record(settings, game_id, match_id, bot_ids, stored),
+            name=f"tournament-game-{game_id}",
         )
 
     async def _record(
-        self, settings: _Settings, game_id: int, match_id: str, bot_ids: list[int]
+        self,
+        settings: _Settings,
+        game_id: int,
+        match_id: str,
+        bot_ids: list[int],
+        stored: asyncio.Future[None] | None,
     ) -> None:
         """Wait for the match to end, wherever it is played, and store how the game went."""
         try:
             try:
-                ending = await match_end.end_of(
-                    match_id,
-                    referee=self.referee,
-                    database=self.database,
-                    shared=self._shared(),
-                    stopping=lambda: self._closing or self.referee.closing,
-                    lease_held=self._lease_held,
-                )
+                if await self._stored(match_id, stored):
+                    ending = await match_end.end_of(
+                        match_id,
+                        referee=self.referee,
+                        database=self.database,
+                        shared=self._shared(),
+                        stopping=lambda: self._closing or self.referee.closing,
+                        lease_held=self._lease_held,
+                    )
+                else:
+                    ending = None
             except match_end.LeftRunning:
                 return  # resumed (and replayed) at the next start, or by another process
             tid = settings.tournament_id
@@ -574,6 +606,20 @@ class Directors:
                     board.freed_elsewhere(bot_ids)
                     self.wake(tournament_id)
             self.wake(settings.tournament_id)
+
+    @staticmethod
+    async def _stored(match_id: str, stored: asyncio.Future[None] | None) -> bool:
+        """Whether the match is stored (or is started here, storing itself): until its row is
+        in, the database would take it for ended. A stop meanwhile leaves the write to finish
+        (the shield)."""
+        if stored is None:
+            return True
+        try:
+            await asyncio.shield(stored)
+        except Exception as exc:
+            log.warning("match %s could not be stored for another process (%s)", match_id, exc)
+            return False
+        return True
 
     def _ended(self, tournament_id: int, game_id: int, status: str) -> None:
         """The director's board follows what was just submitted for storing."""

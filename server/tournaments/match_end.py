@@ -3,7 +3,8 @@
 A match the director's process plays is followed through its runner (whose result is the
 stored one: the match's task ends once it is written). On PostgreSQL, where several server
 processes share the database (server/cluster), a game's match may be played by another process
-(the director took the tournament over from a process that died, whose matches another one
+(the process of its first bot, which the director asked to play it: server/cluster/hosting.py;
+or the director took the tournament over from a process that died, whose matches another one
 resumes) or may stop here without a result (this process lost its lease and another took the
 match over): its stored status is then read until it ends. The game is never started again
 while its match may still be played.

@@ -224,8 +224,10 @@ async def test_a_killed_director_s_tournament_is_finished_by_the_other_process(
 
 
 async def test_a_tournament_s_bots_may_be_connected_to_any_process(db_url: str) -> None:
-    """Entrants on both processes: the director plays every game on its own process, the
-    frames of the bots connected to the other relayed over the bus; nobody counts as absent."""
+    """Entrants on both processes: each game is played on the process of its first bot (the
+    director's or the other one: stored as that process's match, then started there), the
+    frames of a bot connected to the other process relayed over the bus; nobody counts as
+    absent, each game is played once."""
     first = start_server_process(db_url, house_bots="none", lease_s=LEASE_S)
     second = start_server_process(db_url, house_bots="none", lease_s=LEASE_S)
     tasks: list[asyncio.Task[Any]] = []
@@ -241,6 +243,7 @@ async def test_a_tournament_s_bots_may_be_connected_to_any_process(db_url: str) 
             for bot in ENTRANTS:
                 while "Connected now" not in (await http.get(f"/bots/spread-{bot}")).text:
                     await asyncio.sleep(0.05)
+        instances = {await _instance_of(db_url, first), await _instance_of(db_url, second)}
         started = await _api(first, "POST", "/api/tournaments/spread/start")
         assert started.status_code == 200, started.text
         doc = await _finished(first, "spread", first, second)
@@ -254,6 +257,12 @@ async def test_a_tournament_s_bots_may_be_connected_to_any_process(db_url: str) 
     assert not [g for g in games if g["absent"]], games  # nobody lost by no-show
     assert {g["termination"] for g in games} == {"normal"}, games
     assert [c.lost_track for c in clients] == [[]] * len(clients)
+    # Spread: both processes played some of them (seat 0 of a game is on either).
+    owners = await stored_rows(
+        db_url, "SELECT DISTINCT owner FROM matches WHERE origin = 'tournament'"
+    )
+    assert {str(o) for (o,) in owners} == instances, (owners, instances)
+    assert "started them now" not in first.log + second.log  # no host message was lost
 
 
 async def test_a_swiss_tournament_over_three_processes_survives_the_kill_of_its_director(

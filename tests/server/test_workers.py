@@ -152,6 +152,9 @@ async def test_two_workers_serve_one_port_and_stop_together(db_url: str) -> None
             time.sleep(0.1)
         assert srv.leftovers() == []
         assert "Traceback" not in srv.log, srv.log
+        # Each worker's lines say which worker wrote them (the parent numbers them 0, 1).
+        for index in (0, 1):
+            assert f"INFO:     [worker {index}] Application startup complete." in srv.log, srv.log
     finally:
         srv.stop()
 
