@@ -44,6 +44,7 @@ from ply_arena.server.ratings import RatingModel
 from ply_arena.server.ratings.rebuild import rebuild_if_needed
 from ply_arena.server.referee import Referee
 from ply_arena.server.repositories import bots
+from ply_arena.server.repositories import ratings as rating_repo
 from ply_arena.server.settings import Settings
 from ply_arena.server.tournaments.director import Directors
 from ply_arena.server.transport import ArenaWebSocketProtocol, http_protocol
@@ -90,6 +91,26 @@ def uvicorn_config(
     )
 
 
+async def _report_unanchored(database: Database, settings: Settings) -> None:
+    """Log each rating anchor whose bot does not exist (ratings in its game then float): a
+    warning when the anchors were configured (a typo?), else (the default anchors, without
+    the default house bots) for information."""
+    model = RatingModel.from_settings(settings)
+    configured = settings.rating_anchors.strip().lower() != "default"
+    async with database.session() as session:
+        found = await session.run_sync(
+            lambda sync: rating_repo.anchor_ids(sync.connection(), model.anchors)
+        )
+    anchored = {game for _, game in found}
+    missing = [f"{a.game} ({a.bot})" for a in model.anchors if a.game not in anchored]
+    if missing:
+        log.log(
+            logging.WARNING if configured else logging.INFO,
+            "ratings not anchored, no such bot: %s (ARENA_RATING_ANCHORS, docs/server.md)",
+            ", ".join(missing),
+        )
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     """The app. A ``house_bots`` setting that cannot be read is a HouseConfigError (a ValueError
     naming the entry at fault) here, before anything starts."""
@@ -128,6 +149,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             app.state.tournaments = directors
             try:
                 await house.start()
+                # After the house bots, the default anchors: said when one names no bot.
+                await _report_unanchored(database, settings)
                 # After the house bots: a gauntlet's pool is usually theirs.
                 await directors.start()
                 # Everything built so far (modules, tables, the app) lives as long as the

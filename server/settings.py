@@ -142,6 +142,11 @@ class Settings(BaseSettings):
     #: ratings keep moving over a semester).
     rating_beta: float = 25.0 / 6.0
     rating_tau: float = 25.0 / 300.0
+    #: Rating anchors: per game, the bot whose rating is pinned, so that a number means the same
+    #: strength every term: ``GAME=BOT[@RATING]; ...`` (server/ratings/anchors.py). "default":
+    #: the random house bot, ``house-random``, of every game, fixed at 0; "none": no anchors.
+    #: Changed, the server rebuilds the ratings on its next start (docs/server.md).
+    rating_anchors: str = "default"
     #: A bot with fewer rated matches than this in a game is marked provisional there.
     provisional_matches: int = 10
     #: Whether accepted challenges are rated (off: nobody farms rating by challenging bots to
@@ -236,6 +241,20 @@ class Settings(BaseSettings):
     @classmethod
     def _normalize_db_url(cls, value: str) -> str:
         return normalize_db_url(value)
+
+    @field_validator("rating_anchors")
+    @classmethod
+    def _read_anchors(cls, value: str) -> str:
+        from ply_arena.server.ratings.anchors import AnchorsError, parse_anchors
+
+        try:
+            parse_anchors(value)
+        except AnchorsError as exc:
+            raise SettingsError(
+                f"ARENA_RATING_ANCHORS={value!r}: {exc}; expected GAME=BOT[@RATING]; ... "
+                "(e.g. connect_four=house-random@0), 'default' or 'none'"
+            ) from None
+        return value
 
     @field_validator("*")
     @classmethod

@@ -13,6 +13,7 @@ from ply_arena.server.api.errors import ApiError
 from ply_arena.server.api.params import known_game, page
 from ply_arena.server.db.models import Bot
 from ply_arena.server.ratings import report
+from ply_arena.server.ratings.anchors import parse_anchors
 from ply_arena.server.repositories import bots as bot_repo
 from ply_arena.server.repositories import classes as class_repo
 
@@ -36,6 +37,7 @@ async def leaderboard(request: Request) -> JSONResponse:
             offset=offset,
             provisional=request.app.state.settings.provisional_matches,
             classroom=classroom,
+            anchors=parse_anchors(request.app.state.settings.rating_anchors),
         )
     return JSONResponse(data)
 
@@ -43,8 +45,12 @@ async def leaderboard(request: Request) -> JSONResponse:
 async def bot_page(request: Request) -> JSONResponse:
     async with request.app.state.database.session() as session:
         bot = await _bot(session, request)
+        settings = request.app.state.settings
         data = await report.bot_page(
-            session, bot, provisional=request.app.state.settings.provisional_matches
+            session,
+            bot,
+            provisional=settings.provisional_matches,
+            anchors=parse_anchors(settings.rating_anchors),
         )
     return JSONResponse(data)
 

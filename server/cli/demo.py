@@ -157,7 +157,7 @@ async def run_demo(host: str, port: int, db: Path, minutes: float | None) -> Non
         server.should_exit = True
         with contextlib.suppress(Exception):
             await serving
-        await _standings(db)
+        await _standings(db, settings.rating_anchors)
 
 
 def _banner(base: str, ws_url: str, admin_token: str, db: Path, minutes: float | None) -> None:
@@ -184,18 +184,22 @@ def _banner(base: str, ws_url: str, admin_token: str, db: Path, minutes: float |
     typer.echo("\n".join(lines))
 
 
-async def _standings(db: Path) -> None:
+async def _standings(db: Path, anchors_text: str) -> None:
     """The top of every game's leaderboard, printed as the demo ends."""
     from ply_arena import games
     from ply_arena.server.cli.ratings import print_leaderboard
     from ply_arena.server.db.database import Database
     from ply_arena.server.ratings import report
+    from ply_arena.server.ratings.anchors import parse_anchors
 
+    anchors = parse_anchors(anchors_text)
     database = Database(f"sqlite+aiosqlite:///{db}")
     try:
         async with database.session() as session:
             for name in games.names():
-                data = await report.leaderboard(session, name, limit=5, offset=0, provisional=10)
+                data = await report.leaderboard(
+                    session, name, limit=5, offset=0, provisional=10, anchors=anchors
+                )
                 if data["ranking"]:
                     print_leaderboard(data)
     finally:

@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
         """Recompute every rating from the stored rated matches, in the order they were rated.
 
         Gives exactly what the incremental updates gave, or what the current ARENA_RATING_*
-        settings give. Stop the server first: it keeps the ratings it pairs by in memory.
+        settings give (ARENA_RATING_ANCHORS: each game's anchor pinned from its first match). Stop the server first: it keeps the ratings it pairs by in memory.
         """
         from ply_arena.server.cli._database import database_url, run_in_session
         from ply_arena.server.db.server_mark import running_server
@@ -92,15 +92,22 @@ def _local(
 ) -> dict[str, Any]:
     from ply_arena.server.cli._database import database_url, run_in_session
     from ply_arena.server.ratings import report
+    from ply_arena.server.ratings.anchors import parse_anchors
     from ply_arena.server.repositories import classes
     from ply_arena.server.settings import Settings
 
-    provisional = Settings.from_env().provisional_matches
+    settings = Settings.from_env()
 
     async def work(session: Any) -> dict[str, Any]:
         classroom = None if class_name is None else await classes.require_class(session, class_name)
         return await report.leaderboard(
-            session, game, limit=limit, offset=offset, provisional=provisional, classroom=classroom
+            session,
+            game,
+            limit=limit,
+            offset=offset,
+            provisional=settings.provisional_matches,
+            classroom=classroom,
+            anchors=parse_anchors(settings.rating_anchors),
         )
 
     url = database_url(db, elsewhere="or, to read a running server's, --url http://HOST:PORT")
@@ -150,7 +157,10 @@ def print_leaderboard(data: dict[str, Any]) -> None:
         rows.append(
             {
                 "#": str(row["rank"]),
-                "bot": row["bot"] + (" *" if row["house"] else ""),
+                "bot": row["bot"]
+                + (" *" if row["house"] else "")
+                # (.get: a server older than the anchors sends no such field)
+                + (f" (anchor, fixed at {row['fixed_at']:g})" if row.get("anchor") else ""),
                 "rating": f"{row['conservative']:.1f}" + ("?" if row["provisional"] else ""),
                 "mu": f"{row['mu']:.1f}",
                 "sigma": f"{row['sigma']:.2f}",

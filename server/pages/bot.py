@@ -11,6 +11,7 @@ from ply_arena.server.pages.matches_list import summary_row
 from ply_arena.server.pages.svg.charts import rating_chart
 from ply_arena.server.pages.templating import render
 from ply_arena.server.ratings import report
+from ply_arena.server.ratings.anchors import parse_anchors
 from ply_arena.server.repositories import bots as bot_repo
 from ply_arena.server.repositories import ratings as rating_repo
 from ply_arena.server.repositories.matches import iso
@@ -26,7 +27,8 @@ async def bot_page(request: Request) -> Response:
         bot = await bot_repo.bot_by_name(session, name)
         if bot is None:
             raise not_found(f"bot named {name!r}")
-        data = await report.bot_page(session, bot, provisional=provisional)
+        anchors = parse_anchors(request.app.state.settings.rating_anchors)
+        data = await report.bot_page(session, bot, provisional=provisional, anchors=anchors)
         charts = {}
         for rating in data["ratings"]:
             changes = await rating_repo.history(session, bot.id, rating["game"], last=CHART_POINTS)

@@ -11,6 +11,7 @@ from ply_arena import games
 from ply_arena.server.pages.errors import not_found
 from ply_arena.server.pages.templating import render
 from ply_arena.server.ratings import report
+from ply_arena.server.ratings.anchors import parse_anchors
 from ply_arena.server.repositories import classes as class_repo
 from ply_arena.server.repositories import tournaments as tournament_repo
 
@@ -21,6 +22,7 @@ TOP = 10
 async def class_page(request: Request) -> Response:
     name = request.path_params["name"]
     provisional = request.app.state.settings.provisional_matches
+    anchors = parse_anchors(request.app.state.settings.rating_anchors)
     async with request.app.state.database.session() as session:
         classroom = await class_repo.class_by_name(session, name)
         if classroom is None:
@@ -30,7 +32,13 @@ async def class_page(request: Request) -> Response:
         boards = []
         for game in games.names():
             board = await report.leaderboard(
-                session, game, limit=TOP, offset=0, provisional=provisional, classroom=classroom
+                session,
+                game,
+                limit=TOP,
+                offset=0,
+                provisional=provisional,
+                classroom=classroom,
+                anchors=anchors,
             )
             if board["total"]:
                 boards.append(board)

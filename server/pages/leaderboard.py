@@ -15,6 +15,7 @@ from ply_arena.server.pages.pager import page_offset, pager
 from ply_arena.server.pages.svg.charts import sparkline
 from ply_arena.server.pages.templating import render
 from ply_arena.server.ratings import report
+from ply_arena.server.ratings.anchors import parse_anchors
 from ply_arena.server.repositories import classes as class_repo
 from ply_arena.server.repositories import ratings as rating_repo
 
@@ -41,7 +42,13 @@ async def leaderboard_page(request: Request) -> Response:
             if classroom is None:
                 raise not_found(f"class {class_name[:64]!r}")
         board = await report.leaderboard(
-            session, game, limit=PAGE, offset=offset, provisional=provisional, classroom=classroom
+            session,
+            game,
+            limit=PAGE,
+            offset=offset,
+            provisional=provisional,
+            classroom=classroom,
+            anchors=parse_anchors(request.app.state.settings.rating_anchors),
         )
         recent = await rating_repo.recent_ratings(
             session, game, [row["bot"] for row in board["ranking"]], last=SPARK_POINTS

@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from openskill.models import PlackettLuce
 
+from ply_arena.server.ratings.anchors import Anchor, default_anchors, parse_anchors
+
 Rating = tuple[float, float]
 """(mu, sigma)."""
 
@@ -32,12 +34,15 @@ class RatingModel:
     """The model's parameters (server settings ``rating_*``) and openskill's model built on them.
 
     ``tau`` adds uncertainty before every update, so that a rating keeps moving over a semester.
+    ``anchors``: the bot of each game whose rating is pinned (server/ratings/anchors.py), by
+    name; the same as the settings' default unless given.
     """
 
     mu: float = 25.0
     sigma: float = 25.0 / 3.0
     beta: float = 25.0 / 6.0
     tau: float = 25.0 / 300.0
+    anchors: tuple[Anchor, ...] = field(default_factory=default_anchors)
     _model: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -51,6 +56,7 @@ class RatingModel:
             sigma=settings.rating_sigma,
             beta=settings.rating_beta,
             tau=settings.rating_tau,
+            anchors=parse_anchors(settings.rating_anchors),
         )
 
     def initial(self) -> Rating:

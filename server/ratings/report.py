@@ -3,16 +3,20 @@ and ``arena leaderboard`` prints (from the local database or a server's API alik
 
 Ranked by the conservative rating mu - 3 sigma (the bot very probably is at least this strong),
 shown with mu and sigma; a bot with fewer than ``provisional`` rated matches in a game is
-provisional there. Disabled bots are left out of the rankings.
+provisional there. Disabled bots are left out of the rankings. A game's rating anchor
+(server/ratings/anchors.py) is marked: ``"anchor": true`` and ``"fixed_at"``, its pinned rating
+(it is never provisional: its rating is fixed, not estimated).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena.server.db.models import Bot, Classroom, Rating
+from ply_arena.server.ratings.anchors import Anchor, anchor_in
 from ply_arena.server.repositories import matches as match_repo
 from ply_arena.server.repositories import ratings as rating_repo
 from ply_arena.server.repositories.matches import iso
@@ -21,12 +25,14 @@ from ply_arena.server.repositories.matches import iso
 RECENT_MATCHES = 10
 
 
-def rating_row(rating: Rating, provisional: int) -> dict[str, Any]:
+def rating_row(rating: Rating, provisional: int, anchor: Anchor | None = None) -> dict[str, Any]:
     return {
         "conservative": round(rating.conservative, 3),
         "mu": round(rating.mu, 3),
         "sigma": round(rating.sigma, 3),
-        "provisional": rating.matches < provisional,
+        "provisional": anchor is None and rating.matches < provisional,
+        "anchor": anchor is not None,
+        "fixed_at": None if anchor is None else anchor.rating,
         "matches": rating.matches,
         "wins": rating.wins,
         "draws": rating.draws,
@@ -46,8 +52,10 @@ async def leaderboard(
     offset: int,
     provisional: int,
     classroom: Classroom | None = None,
+    anchors: Sequence[Anchor] = (),
 ) -> dict[str, Any]:
-    """A page of the leaderboard (ranks within the class when ``classroom`` is given)."""
+    """A page of the leaderboard (ranks within the class when ``classroom`` is given);
+    ``anchors``: the configured ones (``RatingModel.anchors``), marked."""
     rows, total = await rating_repo.leaderboard(
         session,
         game,
@@ -64,13 +72,15 @@ async def leaderboard(
         "provisional_below": provisional,
         "ranking": [
             {"rank": offset + i + 1, "bot": bot.name, "house": bot.house}
-            | rating_row(rating, provisional)
+            | rating_row(rating, provisional, anchor_in(anchors, bot.name, game))
             for i, (rating, bot) in enumerate(rows)
         ],
     }
 
 
-async def bot_page(session: AsyncSession, bot: Bot, *, provisional: int) -> dict[str, Any]:
+async def bot_page(
+    session: AsyncSession, bot: Bot, *, provisional: int, anchors: Sequence[Anchor] = ()
+) -> dict[str, Any]:
     ratings = await rating_repo.ratings_of(session, bot.id)
     recent, total = await match_repo.list_matches(session, bot=bot.name, limit=RECENT_MATCHES)
     return {
@@ -82,7 +92,7 @@ async def bot_page(session: AsyncSession, bot: Bot, *, provisional: int) -> dict
         "ratings": [
             # A disabled bot is left out of the rankings: no rank (its rating is kept).
             {"game": r.game, "rank": rank if bot.enabled else None, "ranked": ranked}
-            | rating_row(r, provisional)
+            | rating_row(r, provisional, anchor_in(anchors, bot.name, r.game))
             for r, rank, ranked in ratings
         ],
         "matches": total,

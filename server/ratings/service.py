@@ -95,7 +95,10 @@ def rate(connection: Connection, results: Sequence[RatedResult], book: RatingBoo
             loaded = rating_repo.load_states(connection, missing)
             known.update({(s.bot_id, s.game): s for s in loaded})
     stored = set(known)
-    ledger = Ledger(book.model, list(known.values()))
+    # The anchors' bot ids, read in this transaction (a house bot may be created after the
+    # book was): the same pins a rebuild finds.
+    anchors = rating_repo.anchor_ids(connection, book.model.anchors)
+    ledger = Ledger(book.model, list(known.values()), anchors)
     changes = [change for result in results for change in ledger.record(result)]
     states = [ledger.states[key] for key in keys]
     rating_repo.save(connection, states, stored, changes)

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena.server.db.many_rows import insert_rows, run_many
 from ply_arena.server.db.models import Base, Bot, Match, Rating, RatingChange, Result, Seat
+from ply_arena.server.ratings.anchors import Anchor
 from ply_arena.server.ratings.ledger import RatedResult, RatingState
 from ply_arena.server.ratings.ledger import RatingChange as Change
 
@@ -79,6 +80,16 @@ async def _with_seats(session: AsyncSession, rows: Sequence[Any]) -> dict[str, R
             finished_at,
         )
     return results
+
+
+def anchor_ids(connection: Connection, anchors: Sequence[Anchor]) -> dict[tuple[int, str], float]:
+    """The pinned rating of each anchor, by (bot id, game): the anchors whose bot exists (a
+    name is found whatever its case, as bot names are)."""
+    if not anchors:
+        return {}
+    keys = {a.bot.lower() for a in anchors}
+    ids = dict(connection.execute(select(Bot.name_key, Bot.id).where(Bot.name_key.in_(keys))).all())
+    return {(ids[a.bot.lower()], a.game): a.rating for a in anchors if a.bot.lower() in ids}
 
 
 def load_states(connection: Connection, keys: Iterable[tuple[int, str]]) -> list[RatingState]:
