@@ -62,7 +62,8 @@ def register(app: typer.Typer) -> None:
         """Recompute every rating from the stored rated matches, in the order they were rated.
 
         Gives exactly what the incremental updates gave, or what the current ARENA_RATING_*
-        settings give (ARENA_RATING_ANCHORS: each game's anchor pinned from its first match). Stop the server first: it keeps the ratings it pairs by in memory.
+        settings give (ARENA_RATING_ANCHORS: each game's anchor pinned from its first match).
+        Stop the server first: it keeps the ratings it pairs by in memory.
         """
         from ply_arena.server.cli._database import database_url, run_in_session
         from ply_arena.server.db.server_mark import running_server
