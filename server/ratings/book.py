@@ -40,6 +40,10 @@ class RatingBook:
         #: Called with the states this process stored, once committed (several processes:
         #: the others hear of them, server/cluster/directory.py); not for ``set``.
         self.on_confirmed: Callable[[list[RatingState]], None] | None = None
+        #: The rating anchors' pins by (bot id, game), and every bot whose name was looked at
+        #: for them (server/ratings/service.py, the writer's thread only).
+        self.anchor_pins: dict[tuple[int, str], float] = {}
+        self.anchor_checked: set[int] = set()
 
     def watch(self, watcher: Callable[[int, str, float], None]) -> None:
         """Call ``watcher(bot_id, game, mu)`` whenever a bot's rating changes (after ``set`` and

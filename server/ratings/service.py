@@ -95,15 +95,32 @@ def rate(connection: Connection, results: Sequence[RatedResult], book: RatingBoo
             loaded = rating_repo.load_states(connection, missing)
             known.update({(s.bot_id, s.game): s for s in loaded})
     stored = set(known)
-    # The anchors' bot ids, read in this transaction (a house bot may be created after the
-    # book was): the same pins a rebuild finds.
-    anchors = rating_repo.anchor_ids(connection, book.model.anchors)
-    ledger = Ledger(book.model, list(known.values()), anchors)
+    ledger = Ledger(book.model, list(known.values()), _anchors(connection, book, results))
     changes = [change for result in results for change in ledger.record(result)]
     states = [ledger.states[key] for key in keys]
     rating_repo.save(connection, states, stored, changes)
     # Once committed (and only then), the book holds these too.
     after_commit(connection, lambda: book.confirm(states))
+
+
+def _anchors(
+    connection: Connection, book: RatingBook, results: Sequence[RatedResult]
+) -> dict[tuple[int, str], float]:
+    """The pins of the anchors among these results' bots (the same a rebuild finds, by name).
+    Each bot's name is read once, the first time it is rated here (a house bot may be made
+    after the book was loaded): a rated result then costs no query for them. Only the database
+    writer's thread calls this."""
+    anchors = book.model.anchors
+    if not anchors:
+        return {}
+    unknown = {b for r in results for b in r.bot_ids} - book.anchor_checked
+    if unknown:
+        for bot_id, name_key in rating_repo.name_keys(connection, unknown).items():
+            for anchor in anchors:
+                if anchor.bot.lower() == name_key:
+                    book.anchor_pins[bot_id, anchor.game] = anchor.rating
+        book.anchor_checked.update(unknown)
+    return book.anchor_pins
 
 
 register_bulk(store_result, store_results, phase=2)

@@ -92,6 +92,12 @@ def anchor_ids(connection: Connection, anchors: Sequence[Anchor]) -> dict[tuple[
     return {(ids[a.bot.lower()], a.game): a.rating for a in anchors if a.bot.lower() in ids}
 
 
+def name_keys(connection: Connection, bot_ids: Iterable[int]) -> dict[int, str]:
+    """bot id -> its name in lower case (``name_key``), for those of ``bot_ids`` that exist."""
+    query = select(Bot.id, Bot.name_key).where(Bot.id.in_(list(bot_ids)))
+    return {bot_id: str(key) for bot_id, key in connection.execute(query).all()}
+
+
 def load_states(connection: Connection, keys: Iterable[tuple[int, str]]) -> list[RatingState]:
     """The stored rating states of these (bot id, game) pairs (absent ones are left out)."""
     wanted = list(set(keys))
