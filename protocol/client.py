@@ -50,7 +50,7 @@ import time
 import typing
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -107,6 +107,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("ply_arena.protocol.client")
+
+#: The game of a name (``games`` is also BotClient's count of matches).
+_game_named = games.get
 
 #: WebSocket close code of a server restart ("service restart"): the matches are kept.
 CLOSE_RESTART = 1012
@@ -205,10 +208,15 @@ ChooseFn = Callable[[State, list[str], Clock], ChooseResult]
 AcceptPolicy = bool | Iterable[str] | Callable[[ChallengeReceived], bool]
 
 
+@typing.runtime_checkable
 class AgentLike(Protocol):
     """What the kit needs of a reference agent (reference_agents.Agent satisfies it)."""
 
     def choose(self, state: State, time_limit: float | None = None) -> tuple[Any, Any]: ...
+
+
+#: A reference agent, or a factory ``game -> agent`` called once per match.
+AgentArg = AgentLike | Callable[[Game], AgentLike]
 
 
 @dataclass
@@ -218,6 +226,8 @@ class MatchView:
     start: MatchStart
     game: Game
     agent: AgentLike | None = None
+    #: The ``choose`` function that plays this match (None: ``agent`` plays it).
+    choose: ChooseFn | None = None
     turn: Turn | None = None
     #: The search running for the latest turn, and the move sent for a ply (resent on resync).
     thinking: asyncio.Task[None] | None = None
@@ -555,9 +565,15 @@ class BotClient:
         url: the server's WebSocket address, e.g. ``ws://127.0.0.1:8000/ws`` (ValueError for
             anything else, e.g. an ``http://`` URL).
         token: the bot's token from ``arena bots create``.
-        choose: ``choose(state, legal_moves, clock) -> move`` (or pass ``agent``).
-        agent: a reference agent, or a factory ``game -> agent`` called once per match.
-        game: join the lobby of this game (omit to only answer challenges).
+        choose: ``choose(state, legal_moves, clock) -> move`` (or pass ``agent``); or a mapping
+            game name -> choose function, to play several games on this one connection (each
+            match is played by its game's function; a match of a game not in it is resigned at
+            once and a challenge to one is declined).
+        agent: a reference agent, or a factory ``game -> agent`` called once per match; or a
+            mapping game name -> agent or factory, as for ``choose``.
+        game: join the lobby of this game (omit to only answer challenges). With a mapping, one
+            of its games (the bot waits in one lobby at a time); the matches the server starts
+            for the bot (a tournament's) and the challenges it accepts may be of any of them.
         lobby: False: never join the lobby; play the matches the server starts for the bot
             (a tournament's: they arrive as ``match_start`` without a request) and the
             challenges it accepts. ``games`` still counts them (0: play until stopped). With a
@@ -599,9 +615,9 @@ class BotClient:
         self,
         url: str,
         token: str,
-        choose: ChooseFn | None = None,
+        choose: ChooseFn | Mapping[str, ChooseFn] | None = None,
         *,
-        agent: AgentLike | Callable[[Game], AgentLike] | None = None,
+        agent: AgentArg | Mapping[str, AgentArg] | None = None,
         game: str | None = None,
         lobby: bool = True,
         games: int = 1,
@@ -631,8 +647,33 @@ class BotClient:
         check_url(url)
         self.url = url
         self.token = token
-        self.choose_fn = choose
-        self.agent = agent
+        #: With a mapping (``choose`` or ``agent``): what plays each game, by its name; matches
+        #: of the other games are resigned and challenges to them declined. None: one player
+        #: for every match.
+        self.players: dict[str, ChooseFn | AgentArg] | None = None
+        self.choose_fn: ChooseFn | None = None
+        self.agent: AgentArg | None = None
+        given: Mapping[str, ChooseFn | AgentArg] | None = None
+        if isinstance(choose, Mapping):
+            given = choose
+        elif isinstance(agent, Mapping):
+            given = agent
+        if given is not None:
+            if not given:
+                raise ValueError("the mapping of games to players is empty")
+            self.players = {_game_named(name).name: player for name, player in given.items()}
+            if game is not None:
+                game = _game_named(game).name
+                if game not in self.players:
+                    raise ValueError(
+                        f"game={game!r} is not one of the games it plays: "
+                        f"{', '.join(sorted(self.players))}"
+                    )
+        elif callable(choose):
+            self.choose_fn = choose
+        elif agent is not None and not isinstance(agent, Mapping):
+            self.agent = agent
+        self._plays_agents = agent is not None
         self.game_name = game
         self.games = games
         self.concurrent = max(1, concurrent)
@@ -1005,7 +1046,16 @@ class BotClient:
             return  # a resync after reconnecting: we know this match already
         # A match this bot cannot play (a tournament of another game, say) is resigned at
         # once, rather than crash the bot or run out of time move after move.
-        if not self.lobby and self.game_name is not None and message.game != self.game_name:
+        if self.players is not None and message.game not in self.players:
+            why = f"this bot plays {', '.join(sorted(self.players))}"
+            await self._refuse(message, why)
+            return
+        if (
+            self.players is None
+            and not self.lobby
+            and self.game_name is not None
+            and message.game != self.game_name
+        ):
             # Started for one game, the bot was written for it: pass game=None to play all.
             why = f"this bot plays {self.game_name} (game=None plays every game)"
             await self._refuse(message, why)
@@ -1016,7 +1066,15 @@ class BotClient:
         except ValueError as exc:
             await self._refuse(message, f"this bot cannot play it: {exc}")
             return
-        view = MatchView(start=message, game=game, agent=agent)
+        choose = None
+        if agent is None:
+            choose = self.choose_fn if self.players is None else self.players[game.name]
+        view = MatchView(
+            start=message,
+            game=game,
+            agent=agent,
+            choose=choose,  # type: ignore[arg-type]
+        )
         view.saw(message.moves)
         self.matches[message.match_id] = view
         self.started += 1
@@ -1250,11 +1308,14 @@ class BotClient:
     # --- playing ------------------------------------------------------------------------------
 
     def _agent_for(self, game: Game) -> AgentLike | None:
-        if self.agent is None:
+        if not self._plays_agents:
             return None
-        if hasattr(self.agent, "choose"):
-            return self.agent
-        return self.agent(game)  # a factory: a fresh agent (and tree) per match
+        agent = typing.cast(
+            AgentArg, self.agent if self.players is None else self.players[game.name]
+        )
+        if isinstance(agent, AgentLike):
+            return agent
+        return agent(game)  # a factory: a fresh agent (and tree) per match
 
     async def _play(self, view: MatchView, turn: Turn, clock: Clock) -> None:
         try:
@@ -1310,8 +1371,8 @@ class BotClient:
             budget_ms -= clock.elapsed_ms()
             result: Any = view.agent.choose(state, max(0.01, budget_ms / 1000))
         else:
-            assert self.choose_fn is not None
-            result = self.choose_fn(state, list(turn.legal_moves), clock)
+            assert view.choose is not None
+            result = view.choose(state, list(turn.legal_moves), clock)
         move, info = _split_result(result)
         try:
             text = _legal_text(game, state, move, turn, self._who())
@@ -1335,7 +1396,7 @@ class BotClient:
             log.warning("match %s: %s", view.match_id, warning)
 
     def _who(self) -> str:
-        return "the agent's choose()" if self.agent is not None else "choose()"
+        return "the agent's choose()" if self._plays_agents else "choose()"
 
     def _discarded(self, view: MatchView, turn: Turn, clock: Clock, done: Future[Any]) -> None:
         """A choose() call whose turn is gone has finished (in its own thread, or at once if it
@@ -1477,6 +1538,8 @@ class BotClient:
         accept = self.accept_challenges
         if self._failure is not None:
             return "it is stopping"
+        if self.players is not None and message.game not in self.players:
+            return f"it plays only {', '.join(sorted(self.players))}"
         if accept is False:
             return (
                 "it accepts no challenges (the bot kit's default; its author can start it with "
@@ -1624,9 +1687,9 @@ class BotClient:
 def run_bot(
     url: str,
     token: str,
-    choose: ChooseFn | None = None,
+    choose: ChooseFn | Mapping[str, ChooseFn] | None = None,
     *,
-    agent: AgentLike | Callable[[Game], AgentLike] | None = None,
+    agent: AgentArg | Mapping[str, AgentArg] | None = None,
     game: str | None = None,
     games: int = 1,
     **options: Any,

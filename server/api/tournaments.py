@@ -176,6 +176,9 @@ async def _act(request: Request, action: str) -> JSONResponse:
         directors.run(tournament_id)
     else:
         directors.steer(tournament_id)
+    if target == "cancelled":
+        # Its games under way end now, aborted and unrated: none of them counts.
+        await directors.cancel_games(tournament_id)
     async with request.app.state.database.session() as session:
         tournament = await repo.tournament_by_id(session, tournament_id)
         return JSONResponse(await _document(request, session, tournament))

@@ -3,7 +3,11 @@
     arena agent connect_four alphabeta:depth=6 --url ws://127.0.0.1:8000/ws --token T --games 10
 
 The game comes first and the agent second, as in ``arena play GAME AGENT...`` and
-``arena analyze GAME``.
+``arena analyze GAME``. ``--play GAME=AGENT`` (repeatable) adds another game the same bot plays
+on the same connection: a tournament's matches of each game (with ``--no-lobby``) and the
+challenges it accepts are played by that game's agent; the lobby it joins is GAME's.
+
+    arena agent connect_four alphabeta --play chinese_checkers=maxn:depth=2 --no-lobby --games 0
 """
 
 from __future__ import annotations
@@ -13,7 +17,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ply_arena.games import Game
     from ply_arena.protocol.messages import MatchEnd, MatchStart
+    from ply_arena.reference_agents import Agent
 
 
 def _old_game_option(ctx: typer.Context, value: str | None) -> str | None:
@@ -32,6 +40,19 @@ def _names(values: list[str] | None) -> list[str]:
     """The items of a repeatable option, each of which may hold several, comma-separated:
     ``--challenge carol,erin`` is ``--challenge carol --challenge erin``."""
     return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
+
+
+def _pairs(values: list[str] | None) -> list[tuple[str, str]]:
+    """The ``--play GAME=AGENT`` pairs (ValueError for one without ``=``)."""
+    pairs = []
+    for value in values or []:
+        game, sep, spec = value.partition("=")
+        if not sep or not game.strip() or not spec.strip():
+            raise ValueError(
+                f"--play takes GAME=AGENT, as in --play chinese_checkers=maxn: {value!r}"
+            )
+        pairs.append((game.strip(), spec.strip()))
+    return pairs
 
 
 def result_line(start: MatchStart, end: MatchEnd, seat_names: tuple[str, ...] = ()) -> str:
@@ -135,6 +156,15 @@ def register(app: typer.Typer) -> None:
         max_retries: int | None = typer.Option(
             None, "--max-retries", help="give up after this many failed reconnections in a row"
         ),
+        play: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--play",
+                metavar="GAME=AGENT",
+                help="also play GAME with AGENT on this connection (repeatable): its tournament "
+                "matches and accepted challenges; the lobby joined stays the first GAME's",
+            ),
+        ] = None,
         quiet: bool = typer.Option(False, "--quiet", "-q", help="print only the results"),
         old_game: str | None = typer.Option(
             None, "--game", "-g", hidden=True, is_eager=True, callback=_old_game_option
@@ -161,6 +191,15 @@ def register(app: typer.Typer) -> None:
                 raise ValueError(f"the game comes first, then the agent: arena agent {spec} {game}")
             the_game = games.get(game)
             make(name, the_game, **options)  # fail now, not at the first match
+            # Every game's agent, made fresh for each match: (name, options) by game.
+            agents: dict[str, tuple[str, dict[str, object]]] = {the_game.name: (name, options)}
+            for other_game, other_spec in _pairs(play):
+                other = games.get(other_game)
+                if other.name in agents:
+                    raise ValueError(f"{other.name} is given twice")
+                other_name, other_options = parse_spec(other_spec)
+                make(other_name, other, **other_options)
+                agents[other.name] = (other_name, other_options)
             tc = TimeControl(move_ms=move_ms, bank_ms=bank_ms) if move_ms else None
             chosen_policy = Policy(policy)
             check_url(url)
@@ -178,8 +217,9 @@ def register(app: typer.Typer) -> None:
             client = Reporting(
                 url,
                 token,
-                agent=lambda g: make(name, g, **options),  # a fresh agent per match
-                game=game,
+                # A fresh agent per match, by its game.
+                agent={g: _factory(*spec) for g, spec in agents.items()},
+                game=the_game.name,
                 lobby=not no_lobby,
                 games=games_to_play,
                 concurrent=concurrent,
@@ -189,7 +229,7 @@ def register(app: typer.Typer) -> None:
                 min_move_ms=min_move_ms,
                 time_control=tc,
                 policy=chosen_policy,
-                client_name=f"arena-agent/{name}",
+                client_name="arena-agent/" + "+".join(n for n, _ in agents.values()),
                 max_retries=max_retries,
             )
             asyncio.run(client.run())
@@ -200,3 +240,10 @@ def register(app: typer.Typer) -> None:
             # Its running matches go on without it (the protocol's disconnects), as run_bot's.
             logging.getLogger("ply_arena.protocol.client").warning("stopped by Ctrl+C")
             raise typer.Exit(130) from None
+
+
+def _factory(name: str, options: dict[str, object]) -> Callable[[Game], Agent]:
+    """A factory of ``name`` agents with ``options``, one for each match."""
+    from ply_arena.reference_agents.registry import make
+
+    return lambda game: make(name, game, **options)

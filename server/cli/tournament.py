@@ -143,7 +143,10 @@ def register(app: typer.Typer) -> None:
         ("start", "Start it: its games start as their bots are connected."),
         ("pause", "Pause it: no new game starts; those under way finish."),
         ("resume", "Resume a paused tournament."),
-        ("cancel", "Cancel it: games not started are cancelled; those under way finish."),
+        (
+            "cancel",
+            "Cancel it: games not started are cancelled; those under way end aborted, unrated.",
+        ),
     ):
         _steer(tournament_app, action, what)
 

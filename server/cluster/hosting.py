@@ -51,6 +51,7 @@ class Hosting:
         self._unplayed_since: dict[str, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         directory.handlers["host"] = self._on_host
+        directory.handlers["abort"] = self._on_abort
 
     def host_of(self, bot_ids: Sequence[int]) -> str:
         """The process that should play a match of these bots: the one its first bot that is
@@ -97,6 +98,28 @@ class Hosting:
 
     def _on_host(self, message: Message) -> None:
         self._spawn(self.play_stored([str(message["match"])]))
+
+    def abort_on(self, host: str, match_id: str) -> None:
+        """Ask ``host`` to end a match it plays (or is to play) ``aborted`` (a cancelled
+        tournament's: server/tournaments/director.py)."""
+        self.directory.publish_to(host, {"t": "abort", "match": match_id})
+
+    def _on_abort(self, message: Message) -> None:
+        match_id = str(message["match"])
+        if not self.referee.abort_match(match_id):
+            # Not started here (yet): end it in the database, if it is still this process's.
+            self._spawn(self._abort_stored(match_id))
+
+    async def _abort_stored(self, match_id: str) -> None:
+        referee = self.referee
+        if referee.owner is None:
+            return
+        async with referee.database.session() as session:
+            if match_id in set(await instance_repo.owned(session, referee.owner)):
+                if referee.abort_match(match_id):  # started meanwhile
+                    return
+                await match_repo.abort_running(session, [match_id])
+                await session.commit()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work, name="host-match")

@@ -23,6 +23,12 @@ Faults and what they cost (``docs/protocol.md`` repeats this):
 - an administrator's abort (``abort()``: ``arena matches abort``) ends it ``aborted`` with zero
   payoffs.
 
+Rated only what was played (as lichess aborts a game in which a player never moved): a match
+that ends before every seat has made a move of its own (a forced move is the referee's, not the
+bot's) keeps its termination, fault and payoffs, so its record verifies and a tournament scores
+it, but it is stored unrated and moves no rating. It is decided once, at the match's end, from
+the moves played: nothing is added to a turn.
+
 A server that stops leaves its matches running in the database (the task is cancelled: no
 result is stored, the bots are not told ``match_end``); the next server on that database resumes
 them (server/referee/resume.py): ``restore()`` replays the stored moves, each seat's clock is
@@ -701,6 +707,15 @@ class MatchRunner:
         # The result is queued right behind the last moves (usually one commit for both) and is
         # stored only if every ply of the match is: a lost move write would make a record that
         # does not re-derive, so the match is then stored as aborted instead.
+        if self.rated and termination is not Termination.aborted and not self._every_seat_played():
+            # Nobody's strength was measured: a bot that resigned, timed out or left before
+            # its first move (say, its process plays another game). Lichess aborts such a game.
+            self.rated = False
+            log.info(
+                "match %s ended before every seat had moved: unrated (%s)",
+                self.match_id,
+                ", ".join(b.name for i, b in enumerate(self.seats) if not self._played(i)),
+            )
         try:
             # With the result, in the same transaction, the ratings it moves (when rated).
             await self._database.recorder.submit(
@@ -760,6 +775,19 @@ class MatchRunner:
         if self._spectators is not None:
             self._flush_watch()  # the last events before the end
             self._spectators.end(self.match_id, self.result.model_dump_json())
+
+    def _played(self, seat: int) -> bool:
+        """Whether ``seat`` made a move of its own (not forced by the referee) in the match."""
+        if self._last_move_ply[seat] < 0:
+            return False
+        forced = self._forced
+        if not forced:
+            return True
+        return any(e.seat == seat and e.ply not in forced for e in self.events)
+
+    def _every_seat_played(self) -> bool:
+        """Whether every seat made a move of its own: a match worth rating (at its end only)."""
+        return all(self._played(seat) for seat in range(len(self.seats)))
 
     async def _abort(self) -> None:
         if self.finished:

@@ -230,14 +230,15 @@ async def finish_match(
     plies: int | None = None,
     owner: str | None = None,
 ) -> None:
-    """Store the result; termination "aborted" marks the match aborted, anything else finished.
+    """Store the result; termination "aborted" marks the match aborted, anything else finished
+    (and a match that was rated stays so, unless the bulk row says ``rated: False``).
 
-    With ``owner`` the result is stored only if the match is still that server process's
-    (else NotOwnerError: another process took it over and plays it on).
+        With ``owner`` the result is stored only if the match is still that server process's
+        (else NotOwnerError: another process took it over and plays it on).
 
-    With ``plies`` the result is stored only if exactly that many moves and chance events are
-    stored (else IncompleteMatchError): the referee queues its last moves and the result
-    together, and a result whose moves are not all there would not re-derive.
+        With ``plies`` the result is stored only if exactly that many moves and chance events are
+        stored (else IncompleteMatchError): the referee queues its last moves and the result
+        together, and a result whose moves are not all there would not re-derive.
     """
     await run_bulk(
         session,
@@ -300,9 +301,9 @@ def finish_matches(connection: Connection, rows: Sequence[Mapping[str, Any]]) ->
         termination = str(row["termination"])
         # Later rows of this batch must see this one's effect (a second finish is refused).
         status[match_id] = ABORTED if termination == ABORTED else FINISHED
-        updates.append(
-            {"b_id": match_id, "b_status": status[match_id], "b_rated": termination != ABORTED}
-        )
+        # A row may say it is not rated (a match that ended before every seat moved).
+        rated = termination != ABORTED and bool(row.get("rated", True))
+        updates.append({"b_id": match_id, "b_status": status[match_id], "b_rated": rated})
         # Seats past the payoffs keep their null payoff (they were never set while running).
         payoffs.extend(
             {"b_match_id": match_id, "b_seat": seat, "b_payoff": float(p)}

@@ -210,10 +210,13 @@ async def set_status(session: AsyncSession, tournament: Tournament, status: str)
         tournament.finished_at = now
         await _keep_final_ratings(session, tournament)
     if status == "cancelled":
+        # The games not started, and those under way: their matches are ended aborted
+        # (unrated) by the directors (``Directors.cancel_games``), and none of them counts.
         await session.execute(
             update(TournamentGame)
             .where(
-                TournamentGame.tournament_id == tournament.id, TournamentGame.status == "pending"
+                TournamentGame.tournament_id == tournament.id,
+                TournamentGame.status.in_(("pending", "playing")),
             )
             .values(status="cancelled", termination="cancelled", finished_at=now)
         )
@@ -257,13 +260,30 @@ async def game_replays(session: AsyncSession, game_id: int, match_id: str | None
 
     With ``match_id``, only while the game is still on that match: a process that lost its
     lease may tell of a match's end after another process took the tournament over and
-    started the game again, and must not undo that."""
-    query = update(TournamentGame).where(TournamentGame.id == game_id)
+    started the game again, and must not undo that. Only a game being played (``playing``):
+    one of a cancelled tournament stays ``cancelled``."""
+    query = update(TournamentGame).where(
+        TournamentGame.id == game_id, TournamentGame.status == "playing"
+    )
     if match_id is not None:
         query = query.where(TournamentGame.match_id == match_id)
     await session.execute(
         query.values(status="pending", match_id=None, replays=TournamentGame.replays + 1)
     )
+
+
+async def running_matches_of(
+    session: AsyncSession, tournament_id: int
+) -> list[tuple[str, str | None]]:
+    """The tournament's matches still running, each with the server process that plays it
+    (``matches.owner``; None: none named)."""
+    rows = await session.execute(
+        select(Match.id, Match.owner)
+        .join(TournamentMatch, TournamentMatch.match_id == Match.id)
+        .join(TournamentGame, TournamentGame.id == TournamentMatch.game_id)
+        .where(TournamentGame.tournament_id == tournament_id, Match.status == "running")
+    )
+    return [(str(match_id), owner) for match_id, owner in rows]
 
 
 async def match_outcomes(

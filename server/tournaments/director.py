@@ -13,7 +13,9 @@ What has been decided is stored (server/repositories/tournaments.py), so a resta
 -9, resumes where the database says: a game whose match has a stored result takes it, a game
 whose match was aborted or never stored is played again (``replays`` counts those), and no
 finished game is played twice. Pausing stops new games from starting (those under way finish
-and count); cancelling also marks the games not started ``cancelled``.
+and count); cancelling marks every game not over ``cancelled`` and ends the matches under way
+``aborted`` (``cancel_games``: unrated, as an administrator's abort), so that a tournament
+cancelled two seconds after its start moves no rating.
 
 Several server processes on one database (server/cluster): each tournament being played is
 directed by one process at a time, the one named by ``tournaments.director``
@@ -44,6 +46,7 @@ from ply_arena.protocol.messages import Policy, TimeControl
 from ply_arena.server.db.database import Database
 from ply_arena.server.db.models import Tournament
 from ply_arena.server.referee import Referee, new_match_id
+from ply_arena.server.repositories import matches as match_repo
 from ply_arena.server.repositories import tournament_directors as direction_repo
 from ply_arena.server.repositories import tournaments as repo
 from ply_arena.server.tournaments import match_end, schedule, swiss
@@ -51,6 +54,9 @@ from ply_arena.server.tournaments.board import Board, BoardGame
 from ply_arena.server.tournaments.table import results_of, swiss_entrants
 
 log = logging.getLogger(__name__)
+
+#: How long cancelling a tournament waits for its matches played here to store their abort.
+CANCEL_WAIT_S = 10.0
 
 #: How often a director looks again at bots it is waiting for (connections are not events it
 #: is told of; a quarter of a second is nothing next to a no-show wait).
@@ -91,6 +97,8 @@ class Directors:
         self._claimed_as: dict[int, str | None] = {}
         self._claimer: asyncio.Task[None] | None = None
         self._closing = False
+        # game id -> its match followed here, and the process that plays it (None: this one)
+        self._match_of: dict[int, tuple[str, str | None]] = {}
 
     async def start(self) -> None:
         """Direct every tournament being played that no live process directs (a restart left
@@ -127,6 +135,50 @@ class Directors:
         self._directors[tournament_id] = asyncio.create_task(
             self._direct(tournament_id), name=f"tournament-{tournament_id}"
         )
+
+    async def cancel_games(self, tournament_id: int) -> list[str]:
+        """The tournament is cancelled (stored so): end its matches under way ``aborted``,
+        unrated, wherever they are played: those followed here and those the database has as
+        running (on another process: asked through the bus; played by none: ended in the
+        database). Their games stay ``cancelled`` (``game_replays`` leaves them so). Waits a
+        while for the matches played here to store their end; the ids ended or asked to end."""
+        referee = self.referee
+        hosting = referee.hosting
+        wanted: dict[str, str | None] = {
+            match_id: host
+            for game_id, (match_id, host) in self._match_of.items()
+            if game_id in self._games_of.get(tournament_id, set())
+        }
+        async with self.database.session() as session:
+            for match_id, owner in await repo.running_matches_of(session, tournament_id):
+                wanted.setdefault(match_id, owner)
+        ended: list[str] = []
+        tasks: list[asyncio.Task[None]] = []
+        orphans: list[str] = []
+        for match_id, host in wanted.items():
+            if referee.abort_match(match_id):
+                ended.append(match_id)
+                task = referee.match_task(match_id)
+                if task is not None:
+                    tasks.append(task)
+            elif hosting is not None and host is not None and host != referee.owner:
+                hosting.abort_on(host, match_id)
+                ended.append(match_id)
+            else:
+                orphans.append(match_id)
+        if tasks:
+            await asyncio.wait(tasks, timeout=CANCEL_WAIT_S)
+        if orphans:
+            async with self.database.session() as session:
+                ended.extend(await match_repo.abort_running(session, orphans))
+                await session.commit()
+        if ended:
+            log.info(
+                "tournament %s cancelled: %d match(es) under way ended aborted (unrated)",
+                self._names.get(tournament_id, tournament_id),
+                len(ended),
+            )
+        return ended
 
     def wake(self, tournament_id: int) -> None:
         """Something changed (a game ended): look now."""
@@ -274,6 +326,10 @@ class Directors:
                     async with self.database.session() as session:
                         status, director = await direction_repo.direction_of(session, tournament_id)
                     if status != "running":
+                        if status == "cancelled":
+                            # Cancelled through another process's API, maybe: the matches
+                            # followed here are ended too (cancel_games is idempotent).
+                            await self.cancel_games(tournament_id)
                         return
                     owner = self.referee.owner
                     if self._shared() and director != owner:
@@ -507,7 +563,9 @@ class Directors:
                         match_id=match_id,
                     )
                 )
-                self._follow(settings, game.id, match_id, list(game.bot_ids), mine, stored=stored)
+                self._follow(
+                    settings, game.id, match_id, list(game.bot_ids), mine, stored=stored, host=host
+                )
                 continue
             runner = self.referee.start_match(
                 rules,
@@ -543,10 +601,12 @@ class Directors:
         bot_ids: list[int],
         mine: set[int],
         stored: asyncio.Future[None] | None = None,
+        host: str | None = None,
     ) -> None:
         """Follow a game's match until it ends (``stored``: the match is being stored for
-        another process to play; it is followed once it is)."""
+        another process, ``host``, to play; it is followed once it is)."""
         mine.add(game_id)
+        self._match_of[game_id] = (match_id, host)
         self._in_play.update(bot_ids)
         self._playing[game_id] = asyncio.create_task(
             self._record(settings, game_id, match_id, bot_ids, stored),
@@ -581,6 +641,10 @@ class Directors:
             if ending is None:
                 if self._closing or self.referee.closing:
                     return  # resumed (and replayed) at the next start
+                if await self._cancelled(tid):
+                    # Aborted because the tournament was cancelled: the game stays so.
+                    self._ended(tid, game_id, "cancelled")
+                    return
                 self._submit(tid, repo.game_replays, game_id=game_id, match_id=match_id)
                 self._ended(tid, game_id, "pending")
             else:
@@ -598,6 +662,7 @@ class Directors:
                 self._ended(tid, game_id, "finished")
         finally:
             self._playing.pop(game_id, None)
+            self._match_of.pop(game_id, None)
             self._in_play.subtract(bot_ids)
             self._in_play += Counter()  # drop the bots at zero
             # Its bots may be due in other tournaments too.
@@ -606,6 +671,13 @@ class Directors:
                     board.freed_elsewhere(bot_ids)
                     self.wake(tournament_id)
             self.wake(settings.tournament_id)
+
+    async def _cancelled(self, tournament_id: int) -> bool:
+        """Whether the tournament is cancelled (read fresh: the API of any process may have
+        cancelled it)."""
+        async with self.database.session() as session:
+            status, _ = await direction_repo.direction_of(session, tournament_id)
+        return status == "cancelled"
 
     @staticmethod
     async def _stored(match_id: str, stored: asyncio.Future[None] | None) -> bool:

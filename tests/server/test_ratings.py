@@ -150,11 +150,16 @@ async def test_forfeits_are_rated_as_stored_and_aborts_are_not(
     srv = start_server()
     _, ta = srv.create_bot()
     _, tb = srv.create_bot()
-    # A timeout: the silent seat loses and its timeouts count goes up.
-    a, b, start_a, _ = await start_pair(srv.ws_url, ta, tb, move_ms=100)
+    # A timeout after both have moved: the silent seat loses and its timeouts count goes up
+    # (one before every seat has moved is not rated: test_rated_only_played.py).
+    a, b, start_a, _ = await start_pair(srv.ws_url, ta, tb, move_ms=1000)
     mid = start_a["match_id"]
     first, second = (a, b) if start_a["your_seat"] == 0 else (b, a)
-    end = await second.expect("match_end", match_id=mid, timeout=10)  # first never moves
+    for bot in (first, second):
+        turn = await bot.expect("turn", match_id=mid)
+        await bot.send({"type": "move", "match_id": mid, "ply": turn["ply"],
+                        "move": turn["legal_moves"][0]})  # fmt: skip
+    end = await second.expect("match_end", match_id=mid, timeout=10)  # first stops moving
     assert (end["termination"], end["at_fault"]) == ("timeout", 0)
     page = srv.api("GET", "/api/leaderboard/tic_tac_toe").json()
     rows = {row["bot"]: row for row in page["ranking"]}
