@@ -101,7 +101,8 @@ ERRORS: dict[ErrorCode, tuple[str, str]] = {
     ),
     ErrorCode.unknown_challenge: (
         "No pending challenge has that id for this bot.",
-        "Answer only challenges you received; they expire when the challenger leaves.",
+        "Answer only challenges you received; they expire when the challenger leaves, and "
+        "after the server's ARENA_CHALLENGE_EXPIRY_S (60 s) without every answer.",
     ),
     ErrorCode.unknown_match: (
         "No running match has that id (for a spectator, /ws/watch/{match_id}: no match at all).",

@@ -108,6 +108,9 @@ class Settings(BaseSettings):
     #: Lobby queues one bot may wait in at once, and challenges it may have pending at once.
     max_queues_per_bot: int = 16
     max_challenges_per_bot: int = 16
+    #: A challenge not answered by every opponent within this time lapses: everyone involved
+    #: gets ``challenge_declined`` (no challenger waits for ever on a bot that never answers).
+    challenge_expiry_s: float = 60.0
     #: An HTTP request (headers and body) must arrive within this time of its first byte (or of
     #: the connection, for the first one), else the connection is closed: half-sent requests
     #: cannot hold connections open.
@@ -343,6 +346,7 @@ _BOUNDS: dict[str, tuple[float, bool, str]] = {
     "rate_limit_burst": (1, False, ""),
     "max_queues_per_bot": (1, False, ""),
     "max_challenges_per_bot": (1, False, ""),
+    "challenge_expiry_s": (0, True, ""),
     "http_request_timeout_s": (0, True, ""),
     "max_spectators": (0, False, " (0: nobody may watch)"),
     "max_spectators_per_match": (1, False, ""),

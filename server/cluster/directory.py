@@ -10,7 +10,9 @@ travel back the same way. So a bot sees the same frames wherever it is connected
 Messages (JSON objects on the bus, ``t`` says which):
 
 - on ``arena.bots``, to every process: ``in`` (a bot logged in on process ``from``: any other
-  connection of it, on any process, is replaced), ``out`` (it disconnected from there),
+  connection of it, on any process, is replaced; also each process's answer, on the asker's
+  channel, to ``who``, which a process sends when it starts), ``out`` (it disconnected from
+  there),
   ``revoked`` (an administrator disabled it or rotated its token), ``claimed`` (process
   ``from`` took these matches over: whoever holds a connection of their bots asks for a
   resync);
@@ -97,6 +99,8 @@ class RemoteConnection:
         self.check_role = check_role
         #: The bot's ping round trip as its process measured it (refreshed by its messages).
         self.bot_rtt_ms: float | None = None
+        #: When this process heard of it (monotonic): see ``Directory.forget_gone``.
+        self.heard_at = time.monotonic()
 
     def send(self, message: ServerMessage) -> None:
         self._directory.relay(self, message.model_dump_json())
@@ -165,6 +169,8 @@ class Directory:
         self._unsubscribe.append(self.bus.subscribe(EVERYONE, self._on_everyone))
         self.listen_as(self.me)
         await self.bus.listening()
+        # The bots already connected to the others: each process tells this one of its own.
+        self.publish_all({"t": "who"})
 
     def listen_as(self, instance: str) -> None:
         """Listen on ``instance``'s channel (again after a lost lease: a new id)."""
@@ -195,10 +201,41 @@ class Directory:
     def gap(self) -> None:
         """The bus lost messages (its connection dropped): announce this process's bots again,
         so that the others know where they are."""
-        for conn in self.referee.connections.all():
-            if is_remote(conn) or self.referee.is_house(conn.bot_id):
-                continue
-            self.publish_all(_login(conn, self._logged_in_at.get(conn.bot_id, 0.0)))
+        for message in self._own_logins():
+            self.publish_all(message)
+
+    def _own_logins(self) -> list[Message]:
+        """The ``in`` message of each bot connected here, with the time it logged in (so that
+        it replaces no newer login elsewhere)."""
+        return [
+            _login(conn, self._logged_in_at.get(conn.bot_id, 0.0))
+            for conn in self.referee.connections.all()
+            if not is_remote(conn) and not self.referee.is_house(conn.bot_id)
+        ]
+
+    def forget_gone(self, live: set[str], since: float) -> list[int]:
+        """The bots connected to processes that are not ``live`` (their lease ran out: killed,
+        cut off) are not connected any more: a challenge to one is refused, a tournament counts
+        it absent, a match taken over waits for it to come back. Only those heard of before
+        ``since`` (monotonic; when ``live`` was read): a process that has just started may be
+        missing from it. The ids dropped."""
+        gone = [
+            conn
+            for conn in self.referee.connections.all()
+            if isinstance(conn, RemoteConnection)
+            and conn.instance not in live
+            and conn.instance not in self._own
+            and conn.heard_at < since
+        ]
+        for conn in gone:
+            self.referee.disconnected(conn)
+        if gone:
+            log.info(
+                "%d bot(s) of server process(es) %s, which are gone, no longer count as connected",
+                len(gone),
+                ", ".join(sorted({c.instance for c in gone})),
+            )
+        return [c.bot_id for c in gone]
 
     def logged_out(self, conn: BotConnection) -> None:
         self._logged_in_at.pop(conn.bot_id, None)
@@ -391,6 +428,10 @@ class Directory:
         elif kind == "rated":
             for bot_id, game, mu, sigma in message["states"]:
                 referee.ratings.set(int(bot_id), str(game), (float(mu), float(sigma)))
+        elif kind == "who":
+            # A process has just started: it hears of the bots connected here.
+            for login in self._own_logins():
+                self.publish_to(str(sender), login)
         elif kind == "claimed":
             for bot_id in message["bots"]:
                 conn = referee.connections.get(int(bot_id))
@@ -426,6 +467,9 @@ class Directory:
         }.get(str(kind))
         if watching is not None:
             watching(message)
+            return
+        if kind == "in":
+            self._on_everyone(message)  # an answer to this process's ``who``
             return
         if kind not in ("resync", "move", "resign", "accept", "decline"):
             self._other(message)

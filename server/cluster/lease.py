@@ -99,6 +99,13 @@ class Lease:
                     alive=server_mark.process_alive,
                 )
         self._held_until = started + self.lease_s
+        if not self.database.is_sqlite:
+            log.info(
+                "this server process is %s (pid %d; lease %g s)",
+                self.instance_id,
+                os.getpid(),
+                self.lease_s,
+            )
         if gone:
             log.info("server process(es) %s are gone: their leases ended", ", ".join(gone))
 

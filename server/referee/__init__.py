@@ -220,6 +220,10 @@ class Referee:
                 ids = await instance_repo.claim_orphans(session, self.owner, unowned=unowned)
                 if not ids:
                     return []
+        if self.directory is not None:
+            # Their processes are gone, and so are the bots connected to them: the matches wait
+            # for those to come back (here or anywhere) instead of sending them turns.
+            await self._forget_gone_processes()
         async with self.database.session() as session:
             stored = await resume_repo.running_matches(session, ids)
         runners: list[MatchRunner] = []
@@ -734,8 +738,8 @@ class Referee:
             try:
                 if self.directory is not None:
                     self.directory.listen_as(self.lease.instance_id)  # a new id: a lost lease
-                    async with self.database.session() as session:
-                        self.directory.alone = await instance_repo.count_live(session) <= 1
+                    live = await self._forget_gone_processes()
+                    self.directory.alone = len(live) <= 1
                 # Matches of dead processes only: one without an owner is taken at a start.
                 await self.resume_unfinished(unowned=False)
                 if self.hosting is not None:
@@ -743,6 +747,16 @@ class Referee:
                 await self.read_house_load()
             except Exception:
                 log.exception("looking for matches to take over failed")
+
+    async def _forget_gone_processes(self) -> set[str]:
+        """Read which processes live; the bots connected to the others are connected no more
+        (server/cluster/directory.py). The live processes' ids."""
+        since = time.monotonic()
+        async with self.database.session() as session:
+            live = await instance_repo.live_ids(session)
+        if self.directory is not None:
+            self.directory.forget_gone(live, since)
+        return live
 
     async def _lease_lost(self) -> None:
         """This process's lease ran out: another one may play its matches now. Stop them where
@@ -846,6 +860,25 @@ class Referee:
         )
         for party in opponents:
             self.connections.send(party.bot_id, received)
+        asyncio.get_running_loop().call_later(
+            self.settings.challenge_expiry_s, self._challenge_lapses, pending.challenge_id
+        )
+
+    def _challenge_lapses(self, challenge_id: str) -> None:
+        """``challenge_expiry_s`` after it was made: a challenge still waiting for an answer
+        lapses, as a decline by the opponents that did not answer."""
+        pending = self.challenges.get(challenge_id)
+        if pending is None:
+            return
+        self.challenges.remove(challenge_id)
+        silent = [p.name for p in pending.opponents if p.bot_id not in pending.accepted]
+        declined = ChallengeDeclined(
+            challenge_id=challenge_id,
+            by=", ".join(silent),
+            reason=f"no answer within {self.settings.challenge_expiry_s:g} s",
+        )
+        for party in pending.parties():
+            self.connections.send(party.bot_id, declined)
 
     def accept(self, conn: BotConnection, message: AcceptChallenge) -> None:
         self._check_open()

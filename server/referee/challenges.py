@@ -63,6 +63,9 @@ class Challenges:
             return None
         return challenge
 
+    def get(self, challenge_id: str) -> PendingChallenge | None:
+        return self._pending.get(challenge_id)
+
     def remove(self, challenge_id: str) -> None:
         self._pending.pop(challenge_id, None)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import delete, exists, func, or_, select, update
+from sqlalchemy import delete, exists, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -146,10 +146,10 @@ async def live(session: AsyncSession) -> list[Instance]:
     return list((await session.scalars(query)).all())
 
 
-async def count_live(session: AsyncSession) -> int:
-    """How many processes hold a lease now."""
-    query = select(func.count()).select_from(Instance).where(Instance.lease_until > _now(session))
-    return int(await session.scalar(query) or 0)
+async def live_ids(session: AsyncSession) -> set[str]:
+    """The ids of the processes whose lease runs."""
+    query = select(Instance.id).where(Instance.lease_until > _now(session))
+    return set((await session.scalars(query)).all())
 
 
 async def prune(session: AsyncSession, *, older_than_s: float) -> int:

@@ -779,7 +779,10 @@ class Session:
 
     def _peer(self) -> str:
         client = self.websocket.scope.get("client")
-        return f"{client[0]}:{client[1]}" if client else "?"
+        if not client:
+            return "?"
+        # Behind a proxy, uvicorn takes the address from X-Forwarded-For, without a port (0).
+        return f"{client[0]}:{client[1]}" if client[1] else str(client[0])
 
     def _who(self) -> str:
         return (

@@ -6,57 +6,19 @@ and a process that does not own a match never plays it."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
-
 import pytest
-from _in_process import Bot
+from _cluster_in_process import bots, process
 from _sql import rows
 from _waiting import until, until_read
 
 from ply_arena import games
 from ply_arena.protocol.messages import Policy, TimeControl
-from ply_arena.server.cluster.membership import Membership
-from ply_arena.server.db.database import Database
-from ply_arena.server.referee import Referee, new_match_id
-from ply_arena.server.repositories import bots as bot_repo
+from ply_arena.server.referee import new_match_id
 from ply_arena.server.repositories import matches as match_repo
-from ply_arena.server.settings import Settings
 
 pytestmark = [pytest.mark.postgresql_only, pytest.mark.timeout(60)]
 
-#: Short leases: a lost message, or a stopped host, is made up for within a few seconds.
-LEASE_S = 1.2
 TC = TimeControl(move_ms=5_000, bank_ms=5_000)
-
-
-@contextlib.asynccontextmanager
-async def _process(db_url: str) -> AsyncIterator[Referee]:
-    database = Database(db_url)
-    await database.migrate()
-    referee = Referee(
-        database, Settings(db_url=db_url, house_bots="", lease_s=LEASE_S, resume_wait_s=5)
-    )
-    await referee.start()
-    membership = await Membership.join(referee)
-    assert membership is not None and referee.hosting is not None
-    try:
-        yield referee
-    finally:
-        await referee.stop()
-        await membership.leave()
-        await database.dispose()
-
-
-async def _bots(referee: Referee, *names: str) -> list[Bot]:
-    made = []
-    async with referee.database.session() as session:
-        for name in names:
-            row, _ = await bot_repo.create_bot(session, name)
-            made.append(Bot(referee, row.id, name))
-    for bot in made:
-        referee.login(bot)
-    return made
 
 
 async def _status(db_url: str, match_id: str) -> tuple[str, str | None, str | None] | None:
@@ -80,8 +42,8 @@ async def _over(db_url: str, match_id: str) -> tuple[str, str | None, str | None
 
 
 async def test_a_match_stored_for_another_process_is_played_there(db_url: str) -> None:
-    async with _process(db_url) as decider, _process(db_url) as host:
-        a, b = await _bots(host, "ho_a", "ho_b")
+    async with process(db_url) as decider, process(db_url) as host:
+        a, b = await bots(host, "ho_a", "ho_b")
         assert decider.hosting is not None and host.owner is not None
         # The bots are connected to the host; the decider hears of them over the bus.
         await until(lambda: decider.is_connected(a.bot_id), 10, "the bots heard of")
@@ -105,8 +67,8 @@ async def test_a_match_stored_for_another_process_is_played_there(db_url: str) -
 async def test_a_host_that_never_heard_of_its_match_starts_it_after_a_lease(db_url: str) -> None:
     """The ``host`` message lost on the bus: the match stored as the host's is started by the
     host's own look, once it has gone unplayed for a whole lease; and only once."""
-    async with _process(db_url) as host:
-        a, b = await _bots(host, "lost_a", "lost_b")
+    async with process(db_url) as host:
+        a, b = await bots(host, "lost_a", "lost_b")
         match_id = new_match_id()
         async with host.database.session() as session:
             await match_repo.create_match(
@@ -122,10 +84,10 @@ async def test_a_host_that_never_heard_of_its_match_starts_it_after_a_lease(db_u
 async def test_a_match_stored_for_a_process_that_is_gone_is_taken_over(db_url: str) -> None:
     """The host stopped (its lease given up) before it started the match: another process
     takes it over, as any match of a process that is gone, and plays it from its first ply."""
-    async with _process(db_url) as decider:
-        a, b = await _bots(decider, "gone_a", "gone_b")
+    async with process(db_url) as decider:
+        a, b = await bots(decider, "gone_a", "gone_b")
         assert decider.hosting is not None
-        async with _process(db_url) as host:
+        async with process(db_url) as host:
             gone = host.owner
             assert gone is not None
         match_id = new_match_id()
@@ -140,8 +102,8 @@ async def test_a_match_stored_for_a_process_that_is_gone_is_taken_over(db_url: s
 async def test_a_process_plays_no_match_it_does_not_own(db_url: str) -> None:
     """A ``host`` message that comes late (the match was taken over meanwhile) starts nothing:
     only the owner plays a match."""
-    async with _process(db_url) as owner, _process(db_url) as other:
-        a, b = await _bots(owner, "own_a", "own_b")
+    async with process(db_url) as owner, process(db_url) as other:
+        a, b = await bots(owner, "own_a", "own_b")
         for bot in (a, b):
             bot.holding = True  # the match stays running while the other process is asked
         runner = owner.start_match(

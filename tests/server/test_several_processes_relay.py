@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import signal
 import time
 from typing import Any
 
@@ -17,6 +18,9 @@ import pytest
 import websockets
 from _playing import to_the_end
 from _server_process import ADMIN_TOKEN, ServerProcess, start_server_process
+from _sql import rows as stored_rows
+from _waiting import until_read
+from _ws_client import WsBot
 
 from ply_arena.games import State
 from ply_arena.protocol.client import BotClient, Clock
@@ -201,6 +205,54 @@ async def test_a_match_played_on_one_process_is_watched_live_on_another(db_url: 
             assert plies == list(range(start, got[-1]["plies"])), (start, plies)
         assert there[-1] == here[-1]  # the same end, relayed from the process that plays it
         assert first.log.count("resumed") == 0
+    finally:
+        first.stop()
+        second.stop()
+
+
+async def test_a_match_taken_over_waits_for_a_bot_whose_process_died(db_url: str) -> None:
+    """bob on the second process challenges dave on the first (the match is played on the
+    second); the second is killed while bob holds his turn. The first takes the match over and,
+    since bob's process is gone, counts him absent: the match waits for him
+    (ARENA_RESUME_WAIT_S) instead of running his clock, and he comes back through the first
+    later than his move time would allow, and plays on to a normal end."""
+    first, second = _two(db_url)
+    try:
+        dave_token = first.create_bot("dave")
+        bob_token = first.create_bot("bob")
+        dave = await WsBot.connect(first.ws_url, dave_token)
+        bob = await WsBot.connect(second.ws_url, bob_token)
+        await _connected(second, "dave")
+        await bob.send({"type": "challenge", "game": "tic_tac_toe", "opponents": ["dave"],
+                        "time_control": {"move_ms": 2000, "bank_ms": 0}})  # fmt: skip
+        received = await dave.expect("challenge_received", timeout=10)
+        await dave.send({"type": "accept", "challenge_id": received["challenge_id"]})
+        match_id = (await dave.expect("match_start", timeout=10))["match_id"]
+        daves_play = asyncio.create_task(dave.play(match_id, timeout=60))
+        await bob.expect("turn", timeout=20, match_id=match_id)  # held: bob never answers it
+        second.proc.send_signal(signal.SIGKILL)
+        second.proc.wait(timeout=10)
+        (first_id,) = await stored_rows(
+            db_url, "SELECT id FROM instances WHERE pid = :p AND stopped_at IS NULL",
+            p=first.proc.pid,
+        )  # fmt: skip
+
+        async def taken_over() -> bool:
+            found = await stored_rows(db_url, "SELECT owner FROM matches WHERE id = :m", m=match_id)
+            return found == [first_id]
+
+        await until_read(taken_over, 30, "the match taken over by the first process")
+        # The scenario: bob is slower to come back than his move time (2 s, no bank).
+        await asyncio.sleep(3.0)
+        bob_again = await WsBot.connect(first.ws_url, bob_token)
+        assert bob_again.welcome is not None
+        assert match_id in bob_again.welcome["matches"]
+        end = await bob_again.play(match_id, timeout=60)
+        assert end["termination"] == "normal", end
+        assert (await daves_play)["termination"] == "normal"
+        assert "no longer count as connected" in first.log, first.log
+        await dave.close()
+        await bob_again.close()
     finally:
         first.stop()
         second.stop()

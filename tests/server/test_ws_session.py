@@ -193,6 +193,29 @@ async def test_challenge_lapses_when_the_challenger_leaves(live_server: LiveServ
     await b.close()
 
 
+async def test_a_challenge_nobody_answers_lapses_for_everyone(
+    start_server: Callable[..., LiveServer],
+) -> None:
+    srv = start_server(challenge_expiry_s=0.5)
+    _, token_a = srv.create_bot()
+    name_b, token_b = srv.create_bot()
+    a = await WsBot.connect(srv.ws_url, token_a)
+    b = await WsBot.connect(srv.ws_url, token_b)
+    await a.send({"type": "challenge", "game": "tic_tac_toe", "opponents": [name_b]})
+    sent = await a.expect("challenge_sent")
+    await b.expect("challenge_received")  # and never answered
+    for bot in (a, b):
+        lapsed = await bot.expect("challenge_declined", timeout=10)
+        assert lapsed == {
+            "type": "challenge_declined", "challenge_id": sent["challenge_id"], "by": name_b,
+            "reason": "no answer within 0.5 s",
+        }  # fmt: skip
+    await b.send({"type": "accept", "challenge_id": sent["challenge_id"]})
+    await b.expect_error("unknown_challenge")
+    await a.close()
+    await b.close()
+
+
 async def test_second_login_replaces_the_first(live_server: LiveServer) -> None:
     name, token = live_server.create_bot()
     first = await WsBot.connect(live_server.ws_url, token)
