@@ -1,5 +1,5 @@
-"""Bots: list (public), create (admin token); rotate token / disable / enable (the admin, or
-the instructor of the bot's class)."""
+"""Bots: list (public), create (admin token); rotate token / disable / enable / retire (the
+admin, or the instructor of the bot's class)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,15 @@ from ply_arena.server.repositories.matches import iso
 
 
 def render_bot(bot: Bot) -> dict[str, Any]:
-    return {
+    rendered = {
         "name": bot.name,
         "enabled": bot.enabled,
         "house": bot.house,
         "created_at": iso(bot.created_at),
     }
+    if bot.retired_at is not None:
+        rendered["retired_at"] = iso(bot.retired_at)
+    return rendered
 
 
 async def list_bots(request: Request) -> JSONResponse:
@@ -85,6 +88,24 @@ async def _set_enabled(request: Request, enabled: bool) -> JSONResponse:
         # Committed: a disabled bot that is connected right now is closed, not just refused
         # at its next hello.
         _revoke(request, rendered["name"], ErrorCode.bot_disabled)
+    return JSONResponse(rendered)
+
+
+async def retire_bot(request: Request) -> JSONResponse:
+    """Retire the bot: disabled for good, kept under its name in every record and season,
+    its name free for a new bot (repositories.bots.retire_bot)."""
+    name = request.path_params["name"]
+    async with request.app.state.database.session() as session:
+        await _managed_bot(request, session, name)
+        try:
+            bot = await bots.retire_bot(session, name)
+        except bots.UnknownBotError as exc:
+            raise ApiError(404, ErrorCode.not_found, str(exc)) from exc
+        except bots.HouseBotError as exc:
+            raise ApiError(400, ErrorCode.bad_request, str(exc)) from exc
+        rendered = render_bot(bot)
+    # Committed: connected now, it is closed as a disabled bot is.
+    _revoke(request, rendered["name"], ErrorCode.bot_disabled)
     return JSONResponse(rendered)
 
 

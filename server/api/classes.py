@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -24,6 +25,7 @@ from ply_arena.server.api.bots import render_bot
 from ply_arena.server.api.errors import ApiError
 from ply_arena.server.api.throttle import AddressThrottle
 from ply_arena.server.db.models import Bot, Classroom
+from ply_arena.server.ratings import report
 from ply_arena.server.repositories import bots as bot_repo
 from ply_arena.server.repositories import classes as class_repo
 from ply_arena.server.repositories.matches import iso
@@ -73,8 +75,13 @@ async def get_class(request: Request) -> JSONResponse:
     async with request.app.state.database.session() as session:
         classroom = await _managed_class(request, session)
         members = await class_repo.class_bots(session, classroom)
+        found = await class_repo.seasons(session, classroom)
         return JSONResponse(
-            {**render_class(classroom), "bots": [render_member(b) for b in members]}
+            {
+                **render_class(classroom),
+                "bots": [render_member(b) for b in members],
+                "seasons": [report.season_info(s) for s in found],
+            }
         )
 
 
@@ -106,6 +113,38 @@ async def rotate_instructor_token(request: Request) -> JSONResponse:
         token = await class_repo.rotate_instructor_token(session, classroom)
         rendered = render_class(classroom)
     return JSONResponse({**rendered, "instructor_token": token})
+
+
+async def list_seasons(request: Request) -> JSONResponse:
+    """The class's seasons (public: the class page shows them)."""
+    async with request.app.state.database.session() as session:
+        name = request.path_params["name"]
+        classroom = await class_repo.class_by_name(session, name)
+        if classroom is None:
+            raise ApiError(404, ErrorCode.not_found, f"no class named {clip(repr(name), 80)}")
+        found = await class_repo.seasons(session, classroom)
+        return JSONResponse(
+            {"class": classroom.name, "seasons": [report.season_info(s) for s in found]}
+        )
+
+
+async def start_season(request: Request) -> JSONResponse:
+    """End the class's current season and start the next (the admin or its instructor)."""
+    try:
+        async with request.app.state.database.session() as session:
+            classroom = await _managed_class(request, session)
+            started = await class_repo.start_season(session, classroom)
+            ended = await class_repo.season(session, classroom, started.number - 1)
+            body = {
+                "class": classroom.name,
+                "season": report.season_info(started),
+                "ended": report.season_info(ended),
+            }
+    except IntegrityError as exc:
+        raise ApiError(
+            409, ErrorCode.conflict, "another new season of this class was started just now"
+        ) from exc
+    return JSONResponse(body, status_code=201)
 
 
 async def register(request: Request) -> JSONResponse:

@@ -1,4 +1,4 @@
-"""``arena bots``: create and list bots directly in the database file.
+"""``arena bots``: create, list, rotate and retire bots directly in the database file.
 
 Every command says on stderr which database it used, and none creates a database silently: a bot
 written to a new ``arena.db`` in the wrong directory would be refused by the running server.
@@ -51,8 +51,28 @@ def register(app: typer.Typer) -> None:
         rows = run_in_session(database_url(db), _list)
         table = Table("name", "enabled", "created")
         for name, enabled, created in rows:
-            table.add_row(name, "yes" if enabled else "no", created)
+            table.add_row(name, enabled, created)
         Console().print(table)
+
+    @bots_app.command("retire")
+    def retire(
+        name: str = typer.Argument(..., help="The bot's name."),
+        db: str = typer.Option(None, "--db", help=_DB_HELP),
+    ) -> None:
+        """Retire a bot (end of term): disabled for good, kept under its name in every match
+        and season, and its name free for a new bot."""
+        from ply_arena.server.repositories import bots
+
+        url = database_url(db)
+        try:
+            run_in_session(url, lambda s: bots.retire_bot(s, name))
+        except (bots.UnknownBotError, bots.HouseBotError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
+        typer.echo(
+            f"Retired bot {name!r}: its matches and seasons keep it; the name is free for a "
+            "new bot."
+        )
 
     @bots_app.command("rotate")
     def rotate(
@@ -79,8 +99,15 @@ async def _create(session: Any, name: str) -> str:
     return token
 
 
-async def _list(session: Any) -> list[tuple[str, bool, str]]:
+async def _list(session: Any) -> list[tuple[str, str, str]]:
     from ply_arena.server.repositories import bots
     from ply_arena.server.repositories.matches import iso
 
-    return [(b.name, b.enabled, iso(b.created_at)) for b in await bots.list_bots(session)]
+    return [
+        (
+            b.name,
+            f"retired {iso(b.retired_at)}" if b.retired_at else "yes" if b.enabled else "no",
+            iso(b.created_at),
+        )
+        for b in await bots.list_bots(session)
+    ]

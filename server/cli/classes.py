@@ -5,6 +5,8 @@ student's bot through a running server's ``POST /api/register``.
     arena classes show ai-2026            # the join code, and the bots with their owners
     arena classes rotate-code ai-2026     # a new join code; the old one registers nobody
     arena classes close ai-2026           # no new bots until `arena classes open`
+    arena classes season start ai-2026    # a new season: the class leaderboard starts fresh
+    arena classes season list ai-2026     # its seasons, with their start and end
     arena register --url http://HOST:8000 --code K7QF-92MX --owner ana@uni.es my-bot
 """
 
@@ -130,6 +132,57 @@ def register(app: typer.Typer) -> None:
 
         _change(name, db, work, "New instructor token for class {name!r} (shown once):\n{shown}")
 
+    season_app = typer.Typer(
+        help="A class's seasons: each rates the class's bots afresh on its leaderboard.",
+        no_args_is_help=True,
+    )
+    classes_app.add_typer(season_app, name="season")
+
+    @season_app.command("start")
+    def season_start(
+        name: str = typer.Argument(..., help="The class's name."),
+        db: str = typer.Option(None, "--db", help=_DB_HELP),
+    ) -> None:
+        """End the class's current season now and start the next one: its leaderboard rates
+        the class's bots afresh from now on; the ended season stays viewable, read-only."""
+        from ply_arena.server.repositories import classes
+
+        async def work(session: Any, classroom: Any) -> str:
+            started = await classes.start_season(session, classroom)
+            return f"{started.number} (season {started.number - 1} ended)"
+
+        _change(name, db, work, "Class {name!r} is in season {shown}.")
+
+    @season_app.command("list")
+    def season_list(
+        name: str = typer.Argument(..., help="The class's name."),
+        db: str = typer.Option(None, "--db", help=_DB_HELP),
+    ) -> None:
+        """The class's seasons: number, start and end (UTC)."""
+        from rich.console import Console
+        from rich.table import Table
+
+        from ply_arena.server.repositories import classes
+
+        async def work(session: Any, classroom: Any) -> list[tuple[str, str, str]]:
+            return [
+                (
+                    str(s.number),
+                    s.started_at.strftime("%Y-%m-%d %H:%M"),
+                    "(current)" if s.ended_at is None else s.ended_at.strftime("%Y-%m-%d %H:%M"),
+                )
+                for s in await classes.seasons(session, classroom)
+            ]
+
+        try:
+            rows = run_in_session(database_url(db), lambda s: _on_class(s, name, work))
+        except classes.UnknownClassError as exc:
+            _fail(exc)
+        table = Table("season", "started", "ended")
+        for row in rows:
+            table.add_row(*row)
+        Console().print(table)
+
     @app.command("register")
     def register_bot(
         name: str = typer.Argument(..., help="Your bot's name (letters, digits, _ - .)."),
@@ -218,7 +271,12 @@ async def _show(session: Any, name: str) -> tuple[str, bool, list[tuple[str, ...
 
     classroom = await classes.require_class(session, name)
     members: list[tuple[str, ...]] = [
-        (b.name, b.owner or "", "yes" if b.enabled else "no", b.created_at.strftime("%Y-%m-%d"))
+        (
+            b.name,
+            b.owner or "",
+            "retired" if b.retired_at is not None else "yes" if b.enabled else "no",
+            b.created_at.strftime("%Y-%m-%d"),
+        )
         for b in await classes.class_bots(session, classroom)
     ]
     return classes.show_code(classroom.join_code), classroom.join_open, members

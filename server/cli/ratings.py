@@ -30,7 +30,12 @@ def register(app: typer.Typer) -> None:
         offset: int = typer.Option(0, "--offset", min=0, help="Rows to skip."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON instead of a table."),
         class_name: str | None = typer.Option(
-            None, "--class", help="Only the bots of this class, ranked among themselves."
+            None,
+            "--class",
+            help="Only the bots of this class, ranked among themselves in its current season.",
+        ),
+        season: int | None = typer.Option(
+            None, "--season", min=1, help="With --class: that season of the class (1, 2, ...)."
         ),
     ) -> None:
         """The leaderboard of GAME: rank, conservative rating (mu - 3 sigma), mu, sigma, record."""
@@ -41,11 +46,14 @@ def register(app: typer.Typer) -> None:
         if game not in games.names():
             typer.echo(f"error: unknown game {game!r}: known games are {', '.join(games.names())}")
             raise typer.Exit(2)
+        if season is not None and class_name is None:
+            typer.echo("error: --season is a class's: give --class with it", err=True)
+            raise typer.Exit(2)
         # --db names a local database: it wins over an ARENA_URL left in the environment.
         data = (
-            _from_server(url, game, limit, offset, class_name)
+            _from_server(url, game, limit, offset, class_name, season)
             if url and not db
-            else _local(db, game, limit, offset, class_name)
+            else _local(db, game, limit, offset, class_name, season)
         )
         if as_json:
             typer.echo(json.dumps(data, indent=2))
@@ -89,10 +97,15 @@ def register(app: typer.Typer) -> None:
 
 
 def _local(
-    db: str | None, game: str, limit: int, offset: int, class_name: str | None
+    db: str | None,
+    game: str,
+    limit: int,
+    offset: int,
+    class_name: str | None,
+    season: int | None = None,
 ) -> dict[str, Any]:
     from ply_arena.server.cli._database import database_url, run_in_session
-    from ply_arena.server.ratings import report
+    from ply_arena.server.ratings import RatingModel, report
     from ply_arena.server.ratings.anchors import parse_anchors
     from ply_arena.server.repositories import classes
     from ply_arena.server.settings import Settings
@@ -101,6 +114,9 @@ def _local(
 
     async def work(session: Any) -> dict[str, Any]:
         classroom = None if class_name is None else await classes.require_class(session, class_name)
+        chosen = None
+        if classroom is not None and season is not None:
+            chosen = await classes.season(session, classroom, season)
         return await report.leaderboard(
             session,
             game,
@@ -109,19 +125,26 @@ def _local(
             provisional=settings.provisional_matches,
             classroom=classroom,
             anchors=parse_anchors(settings.rating_anchors),
+            season=chosen,
+            model=RatingModel.from_settings(settings),
         )
 
     url = database_url(db, elsewhere="or, to read a running server's, --url http://HOST:PORT")
     try:
         data: dict[str, Any] = run_in_session(url, work)
-    except classes.UnknownClassError as exc:
+    except (classes.UnknownClassError, classes.UnknownSeasonError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
     return data
 
 
 def _from_server(
-    url: str, game: str, limit: int, offset: int, class_name: str | None
+    url: str,
+    game: str,
+    limit: int,
+    offset: int,
+    class_name: str | None,
+    season: int | None = None,
 ) -> dict[str, Any]:
     import httpx
 
@@ -133,6 +156,8 @@ def _from_server(
         params: dict[str, Any] = {"limit": limit, "offset": offset}
         if class_name is not None:
             params["class"] = class_name
+        if season is not None:
+            params["season"] = season
         response = httpx.get(address, params=params, timeout=30)
     except httpx.HTTPError as exc:
         typer.echo(f"error: cannot reach {url}: {exc}", err=True)
@@ -148,6 +173,17 @@ def _from_server(
 _OPTIONAL = ("last (UTC)", "faults", "mu", "sigma")
 
 
+def _of_class(data: dict[str, Any]) -> str:
+    """`` of class ai-2026, season 2 (ended)`` for a class's leaderboard; else nothing."""
+    if not data.get("class"):
+        return ""
+    season = data.get("season")  # (.get: a server older than seasons sends none)
+    if not season:
+        return f" of class {data['class']}"
+    state = "current" if season["current"] else "ended"
+    return f" of class {data['class']}, season {season['number']} ({state})"
+
+
 def print_leaderboard(data: dict[str, Any]) -> None:
     from rich import box
     from rich.console import Console
@@ -160,6 +196,7 @@ def print_leaderboard(data: dict[str, Any]) -> None:
                 "#": str(row["rank"]),
                 "bot": row["bot"]
                 + (" *" if row["house"] else "")
+                + (" (retired)" if row.get("retired") else "")
                 # (.get: a server older than the anchors sends no such field)
                 + (f" (anchor, fixed at {row['fixed_at']:g})" if row.get("anchor") else ""),
                 "rating": f"{row['conservative']:.1f}" + ("?" if row["provisional"] else ""),
@@ -185,7 +222,8 @@ def print_leaderboard(data: dict[str, Any]) -> None:
     for drop in range(len(_OPTIONAL) + 1):
         shown = [c for c in columns if c not in _OPTIONAL[:drop]]
         table = Table(
-            title=f"{data['game']}: {total} rated bot(s){span}, ranked by mu - 3 sigma",
+            title=f"{data['game']}{_of_class(data)}: {total} rated bot(s){span}, ranked by "
+            "mu - 3 sigma",
             box=box.SIMPLE_HEAD,
         )
         for name in shown:

@@ -159,6 +159,12 @@ class Database:
                 "goes percent-encoded: @ is %40)"
             ) from None
         try:
+            if self.is_sqlite:
+                # A migration that copies a table others refer to (a batch: SQLite has little
+                # ALTER TABLE) needs foreign keys off, and the pragma is ignored inside a
+                # transaction; they are checked, and turned on again, below.
+                await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                await conn.commit()
             async with conn.begin():
                 if not self.is_sqlite:
                     # Several processes starting at once on one database (arena serve
@@ -168,6 +174,10 @@ class Database:
                         text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATIONS_LOCK_KEY}
                     )
                 await conn.run_sync(_upgrade, revision)
+                if self.is_sqlite:
+                    broken = (await conn.exec_driver_sql("PRAGMA foreign_key_check")).all()
+                    if broken:
+                        raise RuntimeError(f"the migration broke foreign keys: {broken[:5]}")
         except DBAPIError as error:
             if "permission denied" not in _reason(error):
                 raise
@@ -180,6 +190,10 @@ class Database:
                 f"ALTER DATABASE ... OWNER TO {user}) or GRANT CREATE ON SCHEMA public TO {user}"
             ) from None
         finally:
+            if self.is_sqlite:
+                await conn.rollback()
+                await conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+                await conn.commit()
             await conn.close()
 
     @asynccontextmanager

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, Double, ForeignKey, Index, MetaData, String
+from sqlalchemy import JSON, Double, ForeignKey, Index, MetaData, String, UniqueConstraint
 from sqlalchemy import false as sa_false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -69,12 +69,30 @@ class Classroom(Base):
     bots: Mapped[list[Bot]] = relationship(back_populates="classroom", lazy="raise")
 
 
+class ClassSeason(Base):
+    """A season of a class (migration 0014): its class leaderboard rates the class's bots
+    afresh from ``started_at`` on (server/ratings/season.py). Numbered 1, 2, ... per class; the
+    current season is the one without ``ended_at``; an ended one is kept, read-only."""
+
+    __tablename__ = "class_seasons"
+    __table_args__ = (UniqueConstraint("class_id", "number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"))
+    number: Mapped[int]
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: When the next season started (the results of this one finished before it); null: current.
+    ended_at: Mapped[datetime | None]
+
+
 class Bot(Base):
     __tablename__ = "bots"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(64), unique=True)
-    #: The name in lower case: names are unique whatever their case ("Alice" is "alice").
+    #: Not unique (migration 0014): a retired bot keeps its name, which a new bot may take.
+    name: Mapped[str] = mapped_column(String(64), index=True)
+    #: The name in lower case: names are unique whatever their case ("Alice" is "alice"). A
+    #: retired bot's key is ``name#id``, which no name can be: its name is free again.
     name_key: Mapped[str] = mapped_column(String(80), unique=True)
     #: sha256 hex of the token; the token itself is shown once and never stored.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
@@ -92,6 +110,9 @@ class Bot(Base):
     #: It has logged in as an ``arena check-bot`` checker: a bot made for checking, which a
     #: class tournament does not enter unless it is named.
     checker: Mapped[bool] = mapped_column(default=False, server_default=sa_false())
+    #: When it was retired (``arena bots retire``, migration 0014): disabled for good, kept in
+    #: every record and season under its name, and its name free for a new bot. Null: not retired.
+    retired_at: Mapped[datetime | None]
 
     seats: Mapped[list[Seat]] = relationship(back_populates="bot", lazy="raise")
     classroom: Mapped[Classroom | None] = relationship(back_populates="bots", lazy="raise")

@@ -24,7 +24,7 @@ async def bot_page(request: Request) -> Response:
     name = request.path_params["name"]
     provisional = request.app.state.settings.provisional_matches
     async with request.app.state.database.session() as session:
-        bot = await bot_repo.bot_by_name(session, name)
+        bot = await bot_repo.bot_for_page(session, name)
         if bot is None:
             raise not_found(f"bot named {name!r}")
         anchors = parse_anchors(request.app.state.settings.rating_anchors)

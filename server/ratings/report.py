@@ -15,8 +15,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ply_arena.server.db.models import Bot, Classroom, Rating
+from ply_arena.server.db.models import Bot, Classroom, ClassSeason, Rating
 from ply_arena.server.ratings.anchors import Anchor, anchor_in
+from ply_arena.server.ratings.ledger import RatingState
+from ply_arena.server.ratings.model import RatingModel
+from ply_arena.server.ratings.season import season_ratings
+from ply_arena.server.repositories import classes as class_repo
 from ply_arena.server.repositories import matches as match_repo
 from ply_arena.server.repositories import ratings as rating_repo
 from ply_arena.server.repositories.matches import iso
@@ -25,7 +29,9 @@ from ply_arena.server.repositories.matches import iso
 RECENT_MATCHES = 10
 
 
-def rating_row(rating: Rating, provisional: int, anchor: Anchor | None = None) -> dict[str, Any]:
+def rating_row(
+    rating: Rating | RatingState, provisional: int, anchor: Anchor | None = None
+) -> dict[str, Any]:
     return {
         "conservative": round(rating.conservative, 3),
         "mu": round(rating.mu, 3),
@@ -53,19 +59,31 @@ async def leaderboard(
     provisional: int,
     classroom: Classroom | None = None,
     anchors: Sequence[Anchor] = (),
+    season: ClassSeason | None = None,
+    model: RatingModel | None = None,
 ) -> dict[str, Any]:
-    """A page of the leaderboard (ranks within the class when ``classroom`` is given);
-    ``anchors``: the configured ones (``RatingModel.anchors``), marked."""
-    rows, total = await rating_repo.leaderboard(
-        session,
-        game,
-        limit=limit,
-        offset=offset,
-        class_id=None if classroom is None else classroom.id,
-    )
+    """A page of the leaderboard; ``anchors``: the configured ones (``RatingModel.anchors``),
+    marked. With ``classroom``: the class's leaderboard in ``season`` (default: its current
+    one), its bots rated afresh from the season's start (server/ratings/season.py) with
+    ``model`` (default: the default model with ``anchors``): the enabled bots in the current
+    season, every bot that played in an ended one (read-only, as it was)."""
+    if classroom is not None:
+        return await _class_leaderboard(
+            session,
+            game,
+            limit=limit,
+            offset=offset,
+            provisional=provisional,
+            classroom=classroom,
+            anchors=anchors,
+            season=season or await class_repo.season(session, classroom),
+            model=model or RatingModel(anchors=tuple(anchors)),
+        )
+    rows, total = await rating_repo.leaderboard(session, game, limit=limit, offset=offset)
     return {
         "game": game,
-        "class": None if classroom is None else classroom.name,
+        "class": None,
+        "season": None,
         "total": total,
         "limit": limit,
         "offset": offset,
@@ -78,11 +96,54 @@ async def leaderboard(
     }
 
 
+def season_info(season: ClassSeason) -> dict[str, Any]:
+    return {
+        "number": season.number,
+        "started_at": iso(season.started_at),
+        "ended_at": None if season.ended_at is None else iso(season.ended_at),
+        "current": season.ended_at is None,
+    }
+
+
+async def _class_leaderboard(
+    session: AsyncSession,
+    game: str,
+    *,
+    limit: int,
+    offset: int,
+    provisional: int,
+    classroom: Classroom,
+    anchors: Sequence[Anchor],
+    season: ClassSeason,
+    model: RatingModel,
+) -> dict[str, Any]:
+    rows = await season_ratings(session, season, game, model)
+    if season.ended_at is None:
+        # As on every leaderboard now: disabled (and retired) bots are left out.
+        rows = [r for r in rows if r.bot.enabled]
+    shown = rows[offset : offset + limit]
+    return {
+        "game": game,
+        "class": classroom.name,
+        "season": season_info(season),
+        "total": len(rows),
+        "limit": limit,
+        "offset": offset,
+        "provisional_below": provisional,
+        "ranking": [
+            {"rank": offset + i + 1, "bot": r.bot.name, "house": r.bot.house}
+            | {"retired": r.bot.retired_at is not None}
+            | rating_row(r.rating, provisional, anchor_in(anchors, r.bot.name, game))
+            for i, r in enumerate(shown)
+        ],
+    }
+
+
 async def bot_page(
     session: AsyncSession, bot: Bot, *, provisional: int, anchors: Sequence[Anchor] = ()
 ) -> dict[str, Any]:
     ratings = await rating_repo.ratings_of(session, bot.id)
-    recent, total = await match_repo.list_matches(session, bot=bot.name, limit=RECENT_MATCHES)
+    recent, total = await match_repo.list_matches(session, bot_id=bot.id, limit=RECENT_MATCHES)
     return {
         "name": bot.name,
         "enabled": bot.enabled,

@@ -8,14 +8,14 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select, text, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena.protocol.wire import clip
-from ply_arena.server.db.models import AdminToken, Bot
+from ply_arena.server.db.models import AdminToken, Bot, utcnow
 
 #: Bot names appear in URLs and on the wire: keep them plain, and begin and end them with a letter
 #: or digit ("alice." would pass for "alice"). Matched with fullmatch: ``$`` would also match
@@ -169,10 +169,41 @@ async def rotate_token(session: AsyncSession, name: str) -> str:
 
 
 async def set_enabled(session: AsyncSession, name: str, enabled: bool) -> Bot:
-    bot = await _require(session, name)
+    bot = await _require(session, name)  # a retired bot has no name left to find it by
     bot.enabled = enabled
     await session.flush()
     return bot
+
+
+async def retire_bot(session: AsyncSession, name: str) -> Bot:
+    """Retire the bot: disabled for good (no token logs it in; it cannot be enabled again),
+    kept under its name in every match, record and season, and its name free for a new bot:
+    its ``name_key`` becomes ``name#id``, which no name can be. HouseBotError for a house bot
+    (the server makes it again by its name at every start)."""
+    bot = await _require(session, name)
+    if bot.house:
+        raise HouseBotError(f"{bot.name!r} is a house bot, run by the server: configure "
+                            "ARENA_HOUSE_BOTS instead")  # fmt: skip
+    bot.enabled = False
+    bot.retired_at = utcnow()
+    bot.name_key = f"{bot.name_key}#{bot.id}"
+    bot.token_hash = f"retired:{secrets.token_hex(28)}"  # no sha256 output: no token matches
+    await session.flush()
+    return bot
+
+
+async def bot_for_page(session: AsyncSession, name: str) -> Bot | None:
+    """The bot a page or a record's link names: the bot that has the name now, else the last
+    one retired under it (whatever the case)."""
+    found = await bot_by_name(session, name)
+    if found is not None:
+        return found
+    return await session.scalar(
+        select(Bot)
+        .where(func.lower(Bot.name) == name.lower(), Bot.retired_at.is_not(None))
+        .order_by(Bot.retired_at.desc(), Bot.id.desc())
+        .limit(1)
+    )
 
 
 async def _require(session: AsyncSession, name: str) -> Bot:

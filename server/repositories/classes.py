@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ply_arena.protocol.wire import clip
-from ply_arena.server.db.models import Bot, Classroom
+from ply_arena.server.db.models import Bot, Classroom, ClassSeason, utcnow
 from ply_arena.server.repositories.bots import create_bot, hash_token, name_problem, new_token
 
 #: What a join code is made of: no 0/O, 1/I/L, U (no accidental words either way).
@@ -73,19 +73,68 @@ async def create_class(session: AsyncSession, name: str) -> tuple[Classroom, str
     if await class_by_name(session, name) is not None:
         raise ClassExistsError(f"a class named {name!r} already exists")
     token = new_token()
+    now = utcnow()
     classroom = Classroom(
         name=name,
         name_key=name.lower(),
         join_code=new_join_code(),
         join_open=True,
         instructor_token_hash=hash_token(token),
+        created_at=now,
     )
     session.add(classroom)
     try:
         await session.flush()
     except IntegrityError as exc:
         raise ClassExistsError(f"a class named {name!r} already exists") from exc
+    # Season 1 opens with the class (server/ratings/season.py).
+    session.add(ClassSeason(class_id=classroom.id, number=1, started_at=now))
+    await session.flush()
     return classroom, token
+
+
+# --- seasons -----------------------------------------------------------------------------------
+
+
+class UnknownSeasonError(LookupError):
+    """The class has no season of that number."""
+
+
+async def seasons(session: AsyncSession, classroom: Classroom) -> list[ClassSeason]:
+    """The class's seasons, the first first (the last is the current one)."""
+    found = await session.scalars(
+        select(ClassSeason).where(ClassSeason.class_id == classroom.id).order_by(ClassSeason.number)
+    )
+    return list(found.all())
+
+
+async def season(
+    session: AsyncSession, classroom: Classroom, number: int | None = None
+) -> ClassSeason:
+    """Season ``number`` of the class (None: the current one); UnknownSeasonError."""
+    found = await seasons(session, classroom)
+    if number is None:
+        return found[-1]
+    for each in found:
+        if each.number == number:
+            return each
+    raise UnknownSeasonError(
+        f"class {classroom.name!r} has no season {number}: its seasons are 1 to {len(found)}"
+    )
+
+
+async def start_season(session: AsyncSession, classroom: Classroom) -> ClassSeason:
+    """End the current season now and start the next one, from the same moment: a result that
+    finishes from now on counts in the new season (its ratings start fresh), every earlier one
+    stays in the season it finished in. Two starts at once: one wins, the other's insert
+    breaks the unique (class, number) and raises IntegrityError."""
+    current = await season(session, classroom)
+    now = utcnow()
+    current.ended_at = now
+    started = ClassSeason(class_id=classroom.id, number=current.number + 1, started_at=now)
+    session.add(started)
+    await session.flush()
+    return started
 
 
 async def class_by_name(session: AsyncSession, name: str) -> Classroom | None:

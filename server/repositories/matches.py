@@ -470,11 +470,13 @@ async def list_matches(
     count: bool = True,
     tournament_id: int | None = None,
     class_id: int | None = None,
+    bot_id: int | None = None,
 ) -> tuple[list[dict[str, Any]], int | None]:
     """One page of match summaries, newest first, and the total number matching the filters
     (None with ``count=False``: counting reads every matching row, and the home page does not
     need it). ``tournament_id``: the matches of that tournament's games; ``class_id``: those
-    in which a bot of that class sat."""
+    in which a bot of that class sat; ``bot``: the bot that has that name now, ``bot_id``: that
+    bot (a retired one too)."""
     query = select(Match)
     if game is not None:
         query = query.where(Match.game == game)
@@ -488,6 +490,8 @@ async def list_matches(
                 .where(Bot.name_key == bot.lower())
             )
         )
+    if bot_id is not None:
+        query = query.where(Match.id.in_(select(Seat.match_id).where(Seat.bot_id == bot_id)))
     if tournament_id is not None:
         query = query.where(
             Match.id.in_(

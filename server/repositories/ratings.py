@@ -270,7 +270,10 @@ async def recent_ratings(
     trip each."""
     if not names:
         return {}
-    rows = await session.execute(select(Bot.id, Bot.name).where(Bot.name.in_(list(names))))
+    # A retired bot keeps its name, which another bot may have now: the live one's ratings.
+    rows = await session.execute(
+        select(Bot.id, Bot.name).where(Bot.name.in_(list(names)), Bot.retired_at.is_(None))
+    )
     bots: dict[int, str] = {bot_id: name for bot_id, name in rows}
     found: dict[str, list[float]] = {name: [] for name in bots.values()}
     if not bots:
@@ -309,7 +312,7 @@ async def head_to_head(session: AsyncSession, bot_id: int) -> list[dict[str, Any
         .join(Match, Match.id == mine.c.match_id)
         .join(Bot, Bot.id == other.c.bot_id)
         .where(mine.c.bot_id == bot_id, Match.status == "finished")
-        .group_by(Match.game, Bot.name)
+        .group_by(Match.game, Bot.id, Bot.name)  # a retired bot and its name's new holder apart
         .order_by(Match.game, func.count().desc(), Bot.name)
     )
     return [

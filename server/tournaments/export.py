@@ -207,3 +207,30 @@ def _safe(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
     return value
+
+
+LEADERBOARD_COLUMNS = [
+    "rank",
+    "bot",
+    "conservative",
+    "mu",
+    "sigma",
+    "provisional",
+    "matches",
+    "wins",
+    "draws",
+    "losses",
+    "timeouts",
+    "illegal_moves",
+    "disconnects",
+    "last_played",
+]
+
+
+def leaderboard_csv(board: dict[str, Any]) -> str:
+    """A leaderboard page (``GET /api/leaderboard/{game}``'s document: a class's season too) as
+    CSV, one row per ranked bot."""
+    return _csv(
+        LEADERBOARD_COLUMNS,
+        ([row[column] for column in LEADERBOARD_COLUMNS] for row in board["ranking"]),
+    )

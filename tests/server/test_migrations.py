@@ -99,7 +99,7 @@ def test_a_database_of_the_previous_release_upgrades_with_all_its_data(
     srv = start_server(db_url=f"sqlite+aiosqlite:///{path}")
     assert srv.app.state.resumed_on_start == 0  # its matches all ended before it stopped
 
-    assert _read(path, "SELECT version_num FROM alembic_version") == [("0013",)]
+    assert _read(path, "SELECT version_num FROM alembic_version") == [("0014",)]
     for table in TABLES:
         assert _read(path, f"SELECT count(*) FROM {table}")[0][0] == counts[table], table
     for (table, column), rows in stamps.items():
@@ -193,7 +193,7 @@ def test_the_timestamp_migration_downgrades_to_the_old_text(tmp_path: Path) -> N
         database = Database(f"sqlite+aiosqlite:///{path}")
         try:
             await database.migrate()
-            assert _read(path, "SELECT version_num FROM alembic_version") == [("0013",)]
+            assert _read(path, "SELECT version_num FROM alembic_version") == [("0014",)]
             async with database.engine.begin() as connection:
                 await connection.run_sync(downgrade)
         finally:

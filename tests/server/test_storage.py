@@ -33,7 +33,7 @@ async def test_migration_creates_exactly_the_models(database: Database) -> None:
     async with database.engine.connect() as conn:
         assert await conn.run_sync(_diff) == []
         version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar()
-    assert version == "0013"
+    assert version == "0014"
     # Migrating again is a no-op.
     await database.migrate()
 
