@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -17,9 +18,9 @@ import pytest
 from _api import error_of as _error
 from _api import get as _get
 from _api import post as _post
+from click.testing import Result
 from conftest import LiveServer
 from sqlalchemy import text
-from click.testing import Result
 from typer.testing import CliRunner
 
 from ply_arena.protocol.client import BotClient
@@ -165,12 +166,10 @@ async def test_a_new_season_rates_the_class_afresh_and_keeps_the_old_one(
 
     # The command line reads the same seasons from the database.
     runner = CliRunner()
-    shown = await _cli(runner, 
-        app, ["leaderboard", GAME, "--db", srv.db_option, "--class", "ai-2026", "--season", "1",
-              "--json"],
-    )  # fmt: skip
+    args = ["leaderboard", GAME, "--db", srv.db_option, "--class", "ai-2026", "--season", "1"]
+    shown = await _cli(runner, app, [*args, "--json"])
     assert shown.exit_code == 0, shown.output
-    assert shown.stdout.strip().startswith("{")
+    assert json.loads(shown.stdout)["ranking"] == first["ranking"]
     seasons = await _cli(
         runner, app, ["classes", "season", "list", "ai-2026", "--db", srv.db_option]
     )
