@@ -231,8 +231,8 @@ class Directory:
             self.referee.disconnected(conn)
         if gone:
             log.info(
-                "%d bot(s) of server process(es) %s, which are gone, no longer count as connected",
-                len(gone),
+                "bot(s) %s of server process(es) %s, which are gone, no longer count as connected",
+                ", ".join(sorted(c.bot_name for c in gone)),
                 ", ".join(sorted({c.instance for c in gone})),
             )
         return [c.bot_id for c in gone]

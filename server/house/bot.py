@@ -144,7 +144,7 @@ class HouseBot:
             reason = f"{self.bot_name} plays {plays}, not {challenge.game}"
         elif room <= 0:
             reason = (
-                f"{self.bot_name} already plays {self._referee.playing(self.bot_id)} matches "
+                f"{self.bot_name} already plays {_matches(self._referee.playing(self.bot_id))} "
                 "(its most); try again later or join the lobby"
             )
         else:
@@ -242,3 +242,8 @@ class HouseBot:
         if self._self_play and not self.closed:
             # After the referee is done with the match (it is still counted as running here).
             asyncio.get_running_loop().call_soon(self.join_queues)
+
+
+def _matches(count: int) -> str:
+    """``1 match``, ``2 matches``."""
+    return f"{count} match" if count == 1 else f"{count} matches"

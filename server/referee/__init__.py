@@ -213,13 +213,15 @@ class Referee:
         refuse) is ended as aborted."""
         if self.closing:
             return []
+        ids: list[str] | None = None
+        former: set[str] = set()
         async with self.database.session() as session:
-            if self.owner is None:
-                ids = None
-            else:
-                ids = await instance_repo.claim_orphans(session, self.owner, unowned=unowned)
-                if not ids:
+            if self.owner is not None:
+                taken = await instance_repo.claim_orphans(session, self.owner, unowned=unowned)
+                if not taken:
                     return []
+                ids = list(taken)
+                former = {owner for owner in taken.values() if owner is not None}
         if self.directory is not None:
             # Their processes are gone, and so are the bots connected to them: the matches wait
             # for those to come back (here or anywhere) instead of sending them turns.
@@ -251,9 +253,10 @@ class Referee:
                 await match_repo.abort_running(session, broken)
         if runners:
             log.info(
-                "resuming %d match(es) a stop or a crash left running; their bots have %g s to "
-                "reconnect",
+                "resuming %d match(es) a stop or a crash left running%s; their bots have %g s "
+                "to reconnect",
                 len(runners),
+                f" (server process(es) {', '.join(sorted(former))}, gone)" if former else "",
                 self.settings.resume_wait_s,
             )
         return runners

@@ -106,28 +106,28 @@ async def expire(
 
 async def claim_orphans(
     session: AsyncSession, instance_id: str, *, unowned: bool = True
-) -> list[str]:
+) -> dict[str, str | None]:
     """Make ``instance_id`` the owner of every running match whose owner's lease has run out,
     and (``unowned``: at a start) of those that have none (stored before owners existed); the
-    ids taken. Rows another claimer holds locked right now are skipped (that claimer takes
-    them)."""
+    ids taken, each with its former owner. Rows another claimer holds locked right now are
+    skipped (that claimer takes them); those read here stay locked until the transaction
+    ends."""
     live_owner = exists().where(Instance.id == Match.owner, Instance.lease_until > _now(session))
     dead_owner = Match.owner.is_not(None) & ~live_owner
     orphans = (
-        select(Match.id)
+        select(Match.id, Match.owner)
         .where(
             Match.status == RUNNING,
             or_(Match.owner.is_(None), ~live_owner) if unowned else dead_owner,
         )
         .with_for_update(of=Match, skip_locked=True)
     )
-    taken = await session.scalars(
-        update(Match)
-        .where(Match.id.in_(orphans.scalar_subquery()))
-        .values(owner=instance_id)
-        .returning(Match.id)
-    )
-    return list(taken.all())
+    taken: dict[str, str | None] = dict((await session.execute(orphans)).tuples().all())
+    if taken:
+        await session.execute(
+            update(Match).where(Match.id.in_(list(taken))).values(owner=instance_id)
+        )
+    return taken
 
 
 async def owned(session: AsyncSession, instance_id: str) -> list[str]:

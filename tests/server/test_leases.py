@@ -90,14 +90,14 @@ async def test_matches_of_a_gone_process_and_of_none_are_claimed_once(
     async with database.session() as session:
         # Between starts, a process takes the matches of dead ones only.
         taken = await instance_repo.claim_orphans(session, "me", unowned=False)
-    assert sorted(taken) == sorted(ids[2:4])
+    assert taken == {ids[2]: "gone", ids[3]: "gone"}  # with their former owner
     async with database.session() as session:
         taken = await instance_repo.claim_orphans(session, "me")  # at a start: no owner too
     assert sorted(taken) == sorted(ids[4:])
     owners = await _owners(database)
     assert [owners[i] for i in ids] == ["alive", "alive", "me", "me", "me", "me"]
     async with database.session() as session:
-        assert await instance_repo.claim_orphans(session, "someone") == []
+        assert await instance_repo.claim_orphans(session, "someone") == {}
         assert sorted(await instance_repo.owned(session, "me")) == sorted(ids[2:])
 
 

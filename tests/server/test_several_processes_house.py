@@ -37,7 +37,7 @@ async def test_a_house_bot_s_most_matches_count_its_matches_on_every_process(
                           "time_control": SLOW})  # fmt: skip
         await there.expect("challenge_sent")
         declined = await there.expect("challenge_declined", timeout=20)
-        assert declined["by"] == HOUSE and "already plays 1 matches" in declined["reason"]
+        assert declined["by"] == HOUSE and "already plays 1 match (its most)" in declined["reason"]
         # The first match over: the second process's house bot has room again.
         await here.send({"type": "resign", "match_id": start["match_id"]})
         end = await here.expect("match_end", timeout=20, match_id=start["match_id"])
