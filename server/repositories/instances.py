@@ -122,7 +122,9 @@ async def claim_orphans(
         )
         .with_for_update(of=Match, skip_locked=True)
     )
-    taken: dict[str, str | None] = dict((await session.execute(orphans)).tuples().all())
+    taken: dict[str, str | None] = {
+        match_id: owner for match_id, owner in await session.execute(orphans)
+    }
     if taken:
         await session.execute(
             update(Match).where(Match.id.in_(list(taken))).values(owner=instance_id)

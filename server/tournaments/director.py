@@ -74,6 +74,9 @@ class Directors:
         self.poll_s = poll_s
         self._directors: dict[int, asyncio.Task[None]] = {}
         self._wake: dict[int, asyncio.Event] = {}
+        # Games that ended before their tournament's board was built (while the director read
+        # the games: the board would show them playing for ever): game id -> (its match, how).
+        self._ended_early: dict[int, dict[int, tuple[str, str]]] = {}
         # game id -> the task waiting for its match to end (they outlive a pause).
         self._playing: dict[int, asyncio.Task[None]] = {}
         # tournament id -> its games that have been followed by a task here
@@ -280,6 +283,9 @@ class Directors:
     async def _direct(self, tournament_id: int) -> None:
         wake = self._wake.setdefault(tournament_id, asyncio.Event())
         mine = self._games_of.setdefault(tournament_id, set())
+        # A board of an earlier direction is stale: the games that end until the new one is
+        # built are kept for it (_ended).
+        self._boards.pop(tournament_id, None)
         # When each pending game first could have started but for an absent bot.
         waiting_since: dict[int, float] = {}
         try:
@@ -307,6 +313,11 @@ class Directors:
                 self.referee.owner or "-",
             )
             board = self._boards[tournament_id] = Board(BoardGame.of(g) for g in stored)
+            for game_id, (ended_match, how) in self._ended_early.pop(tournament_id, {}).items():
+                # Ended (a match the start followed) while the games were being read.
+                early = board.get(game_id)
+                if early is not None and early.match_id == ended_match:
+                    board.ended(early, how)
             status_due = 0.0
             everything = True  # look at every pending game (else: those of the bots just freed)
             while True:
@@ -643,10 +654,10 @@ class Directors:
                     return  # resumed (and replayed) at the next start
                 if await self._cancelled(tid):
                     # Aborted because the tournament was cancelled: the game stays so.
-                    self._ended(tid, game_id, "cancelled")
+                    self._ended(tid, game_id, match_id, "cancelled")
                     return
                 self._submit(tid, repo.game_replays, game_id=game_id, match_id=match_id)
-                self._ended(tid, game_id, "pending")
+                self._ended(tid, game_id, match_id, "pending")
             else:
                 self._submit(
                     tid,
@@ -659,7 +670,7 @@ class Directors:
                 )
                 # The bots are free now: the director may start their next games while this
                 # is written (a crash before the write: the match's stored result is taken).
-                self._ended(tid, game_id, "finished")
+                self._ended(tid, game_id, match_id, "finished")
         finally:
             self._playing.pop(game_id, None)
             self._match_of.pop(game_id, None)
@@ -693,11 +704,15 @@ class Directors:
             return False
         return True
 
-    def _ended(self, tournament_id: int, game_id: int, status: str) -> None:
-        """The director's board follows what was just submitted for storing."""
+    def _ended(self, tournament_id: int, game_id: int, match_id: str, status: str) -> None:
+        """The director's board follows what was just submitted for storing (the game's
+        ``match_id`` ended)."""
         board = self._boards.get(tournament_id)
-        game = board.get(game_id) if board is not None else None
-        if board is not None and game is not None:
+        if board is None:
+            self._ended_early.setdefault(tournament_id, {})[game_id] = (match_id, status)
+            return
+        game = board.get(game_id)
+        if game is not None:
             board.ended(game, status)
 
     def _no_show(

@@ -108,7 +108,7 @@ async def test_a_finished_match_is_never_claimed(
     finished = await store_match(database, game="tic_tac_toe", seed=1)
     await _run_out(database, "gone")
     async with database.session() as session:
-        assert await instance_repo.claim_orphans(session, "me") == []
+        assert await instance_repo.claim_orphans(session, "me") == {}
     assert (await _owners(database))[finished.match_id] is None
 
 

@@ -328,7 +328,15 @@ async def test_a_swiss_tournament_over_three_processes_survives_the_kill_of_its_
     assert all(g["status"] == "finished" and not g["absent"] for g in games), games
     assert {g["termination"] for g in games} == {"normal"}, games
     assert not [g for g in games if g["replays"]], games  # none started twice
-    assert [c.lost_track for c in clients] == [[]] * 6
+    # The games are spread over the processes: a bot connected to the killed one may miss the
+    # match_end of a game played on another one that ended as its process died (that frame
+    # went to the dead process; the bus is at most once). The protocol says so (a match that
+    # welcome no longer lists ended while the bot was away, docs/protocol.md): the kit reads
+    # its result from the REST API. Each such match is one of the tournament's, ended normal.
+    played = {g["match_id"] for g in games}
+    for client in clients:
+        assert set(client.lost_track) <= played, (client.lost_track, played)
+        assert client.lost_aborted == 0
     director = await _director(db_url, "swiss3")
     assert director is not None and director != killed  # directed on by another process
     await assert_ratings_equal_a_rebuild(db_url)
