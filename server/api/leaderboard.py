@@ -14,8 +14,6 @@ from ply_arena.server.api.errors import ApiError
 from ply_arena.server.api.params import int_param, known_game, page
 from ply_arena.server.db.models import Bot
 from ply_arena.server.ratings import report
-from ply_arena.server.ratings.anchors import parse_anchors
-from ply_arena.server.ratings.model import RatingModel
 from ply_arena.server.repositories import bots as bot_repo
 from ply_arena.server.repositories import classes as class_repo
 from ply_arena.server.tournaments import export
@@ -56,9 +54,8 @@ async def leaderboard(request: Request) -> Response:
             offset=offset,
             provisional=settings.provisional_matches,
             classroom=classroom,
-            anchors=parse_anchors(settings.rating_anchors),
             season=season,
-            model=RatingModel.from_settings(settings),
+            model=request.app.state.referee.ratings.model,
         )
     if fmt == "json":
         return JSONResponse(data)
@@ -80,7 +77,7 @@ async def bot_page(request: Request) -> JSONResponse:
             session,
             bot,
             provisional=settings.provisional_matches,
-            anchors=parse_anchors(settings.rating_anchors),
+            anchors=request.app.state.referee.ratings.model.anchors,
         )
     return JSONResponse(data)
 

@@ -191,14 +191,15 @@ async def _standings(db: Path, anchors_text: str) -> None:
     from ply_arena.server.db.database import Database
     from ply_arena.server.ratings import report
     from ply_arena.server.ratings.anchors import parse_anchors
+    from ply_arena.server.ratings.model import RatingModel
 
-    anchors = parse_anchors(anchors_text)
+    model = RatingModel(anchors=parse_anchors(anchors_text))
     database = Database(f"sqlite+aiosqlite:///{db}")
     try:
         async with database.session() as session:
             for name in games.names():
                 data = await report.leaderboard(
-                    session, name, limit=5, offset=0, provisional=10, anchors=anchors
+                    session, name, limit=5, offset=0, provisional=10, model=model
                 )
                 if data["ranking"]:
                     print_leaderboard(data)

@@ -106,7 +106,6 @@ def _local(
 ) -> dict[str, Any]:
     from ply_arena.server.cli._database import database_url, run_in_session
     from ply_arena.server.ratings import RatingModel, report
-    from ply_arena.server.ratings.anchors import parse_anchors
     from ply_arena.server.repositories import classes
     from ply_arena.server.settings import Settings
 
@@ -124,7 +123,6 @@ def _local(
             offset=offset,
             provisional=settings.provisional_matches,
             classroom=classroom,
-            anchors=parse_anchors(settings.rating_anchors),
             season=chosen,
             model=RatingModel.from_settings(settings),
         )

@@ -11,7 +11,6 @@ from ply_arena.server.pages.matches_list import summary_row
 from ply_arena.server.pages.svg.charts import rating_chart
 from ply_arena.server.pages.templating import render
 from ply_arena.server.ratings import report
-from ply_arena.server.ratings.anchors import parse_anchors
 from ply_arena.server.repositories import bots as bot_repo
 from ply_arena.server.repositories import ratings as rating_repo
 from ply_arena.server.repositories.matches import iso
@@ -27,7 +26,7 @@ async def bot_page(request: Request) -> Response:
         bot = await bot_repo.bot_for_page(session, name)
         if bot is None:
             raise not_found(f"bot named {name!r}")
-        anchors = parse_anchors(request.app.state.settings.rating_anchors)
+        anchors = request.app.state.referee.ratings.model.anchors
         data = await report.bot_page(session, bot, provisional=provisional, anchors=anchors)
         charts = {}
         for rating in data["ratings"]:

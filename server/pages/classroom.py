@@ -14,8 +14,6 @@ from ply_arena.server.db.models import Classroom, ClassSeason
 from ply_arena.server.pages.errors import PageError, not_found
 from ply_arena.server.pages.templating import render
 from ply_arena.server.ratings import report
-from ply_arena.server.ratings.anchors import parse_anchors
-from ply_arena.server.ratings.model import RatingModel
 from ply_arena.server.repositories import classes as class_repo
 from ply_arena.server.repositories import tournaments as tournament_repo
 
@@ -27,8 +25,7 @@ async def class_page(request: Request) -> Response:
     name = request.path_params["name"]
     settings = request.app.state.settings
     provisional = settings.provisional_matches
-    anchors = parse_anchors(settings.rating_anchors)
-    model = RatingModel.from_settings(settings)
+    model = request.app.state.referee.ratings.model
     async with request.app.state.database.session() as session:
         classroom = await class_repo.class_by_name(session, name)
         if classroom is None:
@@ -46,7 +43,6 @@ async def class_page(request: Request) -> Response:
                 offset=0,
                 provisional=provisional,
                 classroom=classroom,
-                anchors=anchors,
                 season=season,
                 model=model,
             )

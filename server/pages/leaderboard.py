@@ -17,8 +17,6 @@ from ply_arena.server.pages.pager import page_offset, pager
 from ply_arena.server.pages.svg.charts import sparkline
 from ply_arena.server.pages.templating import render
 from ply_arena.server.ratings import report
-from ply_arena.server.ratings.anchors import parse_anchors
-from ply_arena.server.ratings.model import RatingModel
 from ply_arena.server.repositories import classes as class_repo
 from ply_arena.server.repositories import ratings as rating_repo
 
@@ -46,7 +44,6 @@ async def leaderboard_page(request: Request) -> Response:
             if classroom is None:
                 raise not_found(f"class {class_name[:64]!r}")
             season = await season_of(request, session, classroom)
-        settings = request.app.state.settings
         board = await report.leaderboard(
             session,
             game,
@@ -54,9 +51,8 @@ async def leaderboard_page(request: Request) -> Response:
             offset=offset,
             provisional=provisional,
             classroom=classroom,
-            anchors=parse_anchors(settings.rating_anchors),
             season=season,
-            model=RatingModel.from_settings(settings),
+            model=request.app.state.referee.ratings.model,
         )
         recent = {}
         if classroom is None:

@@ -58,15 +58,16 @@ async def leaderboard(
     offset: int,
     provisional: int,
     classroom: Classroom | None = None,
-    anchors: Sequence[Anchor] = (),
     season: ClassSeason | None = None,
     model: RatingModel | None = None,
 ) -> dict[str, Any]:
-    """A page of the leaderboard; ``anchors``: the configured ones (``RatingModel.anchors``),
-    marked. With ``classroom``: the class's leaderboard in ``season`` (default: its current
-    one), its bots rated afresh from the season's start (server/ratings/season.py) with
-    ``model`` (default: the default model with ``anchors``): the enabled bots in the current
-    season, every bot that played in an ended one (read-only, as it was)."""
+    """A page of the leaderboard under ``model`` (the server's: its anchors are marked; default:
+    the default model). With ``classroom``: the class's leaderboard in ``season`` (default: its
+    current one), its bots rated afresh from the season's start (server/ratings/season.py) with
+    ``model``: the enabled bots in the current season, every bot that played in an ended one
+    (read-only, as it was)."""
+    model = model or RatingModel()
+    anchors = model.anchors
     if classroom is not None:
         return await _class_leaderboard(
             session,
@@ -75,9 +76,8 @@ async def leaderboard(
             offset=offset,
             provisional=provisional,
             classroom=classroom,
-            anchors=anchors,
             season=season or await class_repo.season(session, classroom),
-            model=model or RatingModel(anchors=tuple(anchors)),
+            model=model,
         )
     rows, total = await rating_repo.leaderboard(session, game, limit=limit, offset=offset)
     return {
@@ -113,10 +113,10 @@ async def _class_leaderboard(
     offset: int,
     provisional: int,
     classroom: Classroom,
-    anchors: Sequence[Anchor],
     season: ClassSeason,
     model: RatingModel,
 ) -> dict[str, Any]:
+    anchors = model.anchors
     rows = await season_ratings(session, season, game, model)
     if season.ended_at is None:
         # As on every leaderboard now: disabled (and retired) bots are left out.
